@@ -1,0 +1,288 @@
+"""Time rlvr on the fixed GRPO workload `arith64-tinyqwen2-g8-v1` (shared/bench/WORKLOAD.md).
+
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/step_throughput.py [--steps 10] [--out FILE]
+                                                                [--profile FILE.pstats]
+
+Every stage goes through rlvr's own components: `HFEngine.generate` samples, the reward below
+scores, `outcome_advantages` + `collate` build the batch, `Trainer.step` runs the training
+forward, backward and AdamW, and `HFEngine.load_weights` syncs the weights back.
+
+The headline is "x of floor": median s/step divided by the FLOP floor, i.e. the step's FLOPs
+(computed from the model config, as WORKLOAD.md does) over the fp32 `torch.mm` rate that this
+machine reaches *in the same run* (measured before and after the steps; the best rate is used,
+so the floor is the strictest one). `--profile` runs cProfile over the last step and prints the
+functions with the largest self and cumulative time (see benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import os
+
+# Read by the OpenMP runtime when torch loads it; WORKLOAD.md fixes PASSIVE.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse  # noqa: E402
+import copy  # noqa: E402
+import cProfile  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import pstats  # noqa: E402
+import random  # noqa: E402
+import re  # noqa: E402
+import resource  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+
+from rlvr.algo import Objective, outcome_advantages  # noqa: E402
+from rlvr.engines import HFEngine, SamplingParams  # noqa: E402
+from rlvr.models import build_char_tokenizer, tiny_qwen2  # noqa: E402
+from rlvr.train import OptimConfig, Trainer  # noqa: E402
+from rlvr.train.batching import collate  # noqa: E402
+
+WORKLOAD = "arith64-tinyqwen2-g8-v1"
+MODEL = dict(hidden_size=256, intermediate_size=1024, num_layers=4, num_heads=4, num_kv_heads=2,
+             vocab_size=128, seed=20240601)
+N_PARAMS = 3_969_280
+N_PROMPTS, PROMPT_SEED, PROMPT_TOKENS = 64, 1234, 22
+PROMPTS_PER_STEP, GROUP = 8, 8
+NEW_TOKENS = 64
+ENGINE_SEED = 0
+THREADS = 2
+MM_SHAPE = (2048, 2048, 1024)  # (m, k, n): a (m, k) @ (k, n) fp32 product
+MM_REPS = 5
+
+
+# --- workload -------------------------------------------------------------------------------
+
+def make_prompts() -> list[tuple[str, int]]:
+    """The 64 (prompt, a+b) pairs of WORKLOAD.md, in draw order."""
+    rng = random.Random(PROMPT_SEED)
+    out = []
+    for _ in range(N_PROMPTS):
+        a, b = rng.randint(10, 99), rng.randint(10, 99)
+        out.append((f"What is {a}+{b}? Answer:", a + b))
+    return out
+
+
+_INT = re.compile(r"-?\d+")
+
+
+def reward(text: str, gold: int) -> float:
+    """Exact match of the last integer in the completion against a+b: 1.0 or 0.0."""
+    found = _INT.findall(text)
+    return float(bool(found) and int(found[-1]) == gold)
+
+
+def check_setup(model, tokenizer) -> None:
+    """Fail loudly if the model or the tokenizer is not the one WORKLOAD.md fixes."""
+    n = sum(p.numel() for p in model.parameters())
+    assert n == N_PARAMS, f"model has {n:,} parameters, WORKLOAD.md says {N_PARAMS:,}"
+    c = model.config
+    assert (c.hidden_size, c.intermediate_size, c.num_hidden_layers) == (256, 1024, 4), c
+    assert (c.num_attention_heads, c.num_key_value_heads, c.head_dim) == (4, 2, 64), c
+    assert c.vocab_size == 128 and c.tie_word_embeddings, c
+    # transformers 5 keeps rope_theta in rope_parameters; 4.x has it as an attribute.
+    theta = (getattr(c, "rope_parameters", None) or {}).get("rope_theta", getattr(c, "rope_theta", None))
+    assert theta == 1e4 and c.rms_norm_eps == 1e-6, c
+    assert model.get_input_embeddings().weight is model.get_output_embeddings().weight
+    assert next(model.parameters()).dtype == torch.float32
+    vocab = tokenizer.get_vocab()
+    assert len(vocab) == 128, len(vocab)
+    assert vocab["<|endoftext|>"] == 0 and vocab["<unk>"] == 1 and vocab["\n"] == 2
+    for c_ in range(32, 127):
+        assert vocab[chr(c_)] == c_ - 29, (chr(c_), vocab[chr(c_)])
+    assert all(i >= 98 for t, i in vocab.items() if t.startswith("<|reserved"))
+    assert tokenizer.eos_token_id == 0 and tokenizer.pad_token_id == 0
+    assert tokenizer.padding_side == "left"
+    assert tokenizer("A b\n~", add_special_tokens=False)["input_ids"] == [36, 3, 69, 2, 97]
+
+
+def step_flops(config, prompt_len: int, new_tokens: int, batch: int) -> dict[str, float]:
+    """FLOPs of one step as WORKLOAD.md counts them, from the config.
+
+    A forward pass over a sequence of L tokens costs 2 FLOPs per weight of every linear layer
+    (q, k, v, o, gate, up, down and the tied LM head) per token, plus the causal attention
+    matmuls: QK^T and AV, 2 FLOPs per multiply-add each, over heads * head_dim columns and
+    1 + 2 + ... + L key positions. Generation runs P + (N - 1) forward tokens per row (the
+    prefill and N - 1 decode steps); training runs P + N tokens, forward + backward = 3x.
+    Norms, RoPE, softmax and the optimiser are left out (they are well under 1%).
+    """
+    d, f, nl = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    hd, nh, nkv, v = config.head_dim, config.num_attention_heads, config.num_key_value_heads, config.vocab_size
+    linear = nl * (d * nh * hd + 2 * d * nkv * hd + nh * hd * d + 3 * d * f) + v * d
+
+    def forward(length: int) -> float:
+        return 2 * linear * length + 2 * 2 * nl * nh * hd * length * (length + 1) / 2
+
+    gen = batch * forward(prompt_len + new_tokens - 1)
+    train = batch * 3 * forward(prompt_len + new_tokens)
+    return {"generation": gen, "training": train, "total": gen + train}
+
+
+def mm_rates(reps: int = MM_REPS) -> list[float]:
+    """GFLOP/s of fp32 torch.mm of MM_SHAPE, one figure per repetition (after one warm-up)."""
+    m, k, n = MM_SHAPE
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
+    out = torch.empty(m, n)
+    torch.mm(a, b, out=out)
+    rates = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        torch.mm(a, b, out=out)
+        rates.append(2 * m * k * n / (time.perf_counter() - t0) / 1e9)
+    return rates
+
+
+# --- the loop -------------------------------------------------------------------------------
+
+def run_step(step: int, prompts, engine, trainer, model, tokenizer, params) -> dict[str, float]:
+    picks = [prompts[(step * PROMPTS_PER_STEP + i) % N_PROMPTS] for i in range(PROMPTS_PER_STEP)]
+    t0 = time.perf_counter()
+    groups = engine.generate([p for p, _ in picks], GROUP, params)
+    t1 = time.perf_counter()
+    rollouts = [r for g in groups for r in g]
+    rewards = torch.tensor([reward(r.text, gold) for (_, gold), g in zip(picks, groups) for r in g])
+    t2 = time.perf_counter()
+    group_ids = torch.arange(len(picks)).repeat_interleave(GROUP)
+    adv = outcome_advantages(rewards, group_ids, baseline="group_mean", scale="group_std")
+    batch = collate(rollouts, adv, group_ids, tokenizer.pad_token_id)
+    t3 = time.perf_counter()
+    metrics = trainer.step(batch)
+    t4 = time.perf_counter()
+    engine.load_weights(model.state_dict(), version=step + 1)
+    t5 = time.perf_counter()
+
+    assert all(len(r.completion_ids) == NEW_TOKENS and r.finish_reason == "length" for r in rollouts)
+    assert all(len(r.prompt_ids) == PROMPT_TOKENS for r in rollouts)
+    assert batch.input_ids.shape == (PROMPTS_PER_STEP * GROUP, PROMPT_TOKENS + NEW_TOKENS)
+    train = metrics["time/train_forward_s"] + metrics["time/backward_s"] + metrics["time/optimizer_s"]
+    return {
+        "step_s": t5 - t0,
+        "generation_s": t1 - t0,
+        "scoring_s": t2 - t1,
+        "batching_s": t3 - t2,
+        "train_forward_s": metrics["time/train_forward_s"],
+        "backward_s": metrics["time/backward_s"],
+        "optimizer_s": metrics["time/optimizer_s"],
+        "trainer_other_s": (t4 - t3) - train,
+        "weight_sync_s": t5 - t4,
+        "reward_mean": float(rewards.mean()),
+        "loss": metrics["loss/policy"],
+        "grad_norm": metrics["train/grad_norm"],
+    }
+
+
+def print_profile(prof: cProfile.Profile, path: str | None, top: int = 25) -> None:
+    if path:
+        prof.dump_stats(path)
+    for key in ("tottime", "cumulative"):
+        buf = io.StringIO()
+        pstats.Stats(prof, stream=buf).strip_dirs().sort_stats(key).print_stats(top)
+        print(f"\n--- cProfile of the last step, by {key} ---")
+        print(buf.getvalue().split("\n", 4)[-1].rstrip())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--out", help="write the results as JSON to this file")
+    ap.add_argument("--profile", metavar="FILE", nargs="?", const="",
+                    help="cProfile the last step; print the top functions (and dump to FILE)")
+    args = ap.parse_args()
+    if args.steps < 2:
+        ap.error("--steps must be at least 2 (step 1 is warm-up)")
+    if os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":
+        print(f"warning: OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}, WORKLOAD.md fixes PASSIVE",
+              file=sys.stderr)
+    torch.set_num_threads(THREADS)
+
+    tokenizer = build_char_tokenizer(128)
+    model = tiny_qwen2(**MODEL)
+    check_setup(model, tokenizer)
+    prompts = make_prompts()
+    engine = HFEngine(copy.deepcopy(model), tokenizer, seed=ENGINE_SEED)
+    params = SamplingParams(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, temperature=1.0)
+    objective = Objective(aggregation="token_mean", surrogate="ppo_clip",
+                          surrogate_args={"eps_low": 0.2, "eps_high": 0.2})
+    trainer = Trainer(model, objective, OptimConfig(lr=1e-5, max_grad_norm=1.0),
+                      micro_batch_size=PROMPTS_PER_STEP * GROUP)
+    flops = step_flops(model.config, PROMPT_TOKENS, NEW_TOKENS, PROMPTS_PER_STEP * GROUP)
+    # The figures WORKLOAD.md states, to one decimal: a check of the formula, not its source.
+    assert [round(flops[k] / 1e9, 1) for k in ("generation", "training", "total")] == [44.1, 133.9, 178.0]
+
+    rates = mm_rates()
+    steps, prof = [], None
+    for s in range(args.steps):
+        if args.profile is not None and s == args.steps - 1:
+            prof = cProfile.Profile()
+            prof.enable()
+        r = run_step(s, prompts, engine, trainer, model, tokenizer, params)
+        if prof is not None:
+            prof.disable()
+        steps.append(r)
+        print(f"step {s + 1:2d}  {r['step_s']:6.2f} s  (generation {r['generation_s']:5.2f}, "
+              f"train fwd {r['train_forward_s']:5.2f}, bwd {r['backward_s']:5.2f}, "
+              f"opt {r['optimizer_s']:5.3f})  reward {r['reward_mean']:.3f}", flush=True)
+    rates += mm_rates()
+
+    timed = steps[1:]  # steps 2..N; step 1 is warm-up
+    med = {k: statistics.median(r[k] for r in timed) for k in timed[0] if k.endswith("_s")}
+    if prof is not None:  # the profiled step is slowed by cProfile: keep it out of the medians
+        med = {k: statistics.median(r[k] for r in timed[:-1] or timed) for k in med}
+    rate = max(rates)
+    floor_s = flops["total"] / (rate * 1e9)
+    tokens = PROMPTS_PER_STEP * GROUP * NEW_TOKENS
+    result = {
+        "workload": WORKLOAD,
+        "steps": args.steps,
+        "s_per_step": med["step_s"],
+        "x_of_floor": med["step_s"] / floor_s,
+        "completion_tokens_per_s": tokens / med["step_s"],
+        "split_s": {k[:-2]: v for k, v in med.items() if k != "step_s"},
+        "generation_share": med["generation_s"] / med["step_s"],
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "gflop_per_step": {k: v / 1e9 for k, v in flops.items()},
+        "achieved_gflop_s": flops["total"] / 1e9 / med["step_s"],
+        "mm_gflop_s": {"best": rate, "median": statistics.median(rates), "all": rates,
+                       "shape": list(MM_SHAPE)},
+        "floor_s": floor_s,
+        "per_step": steps,
+        "env": {"torch": torch.__version__, "transformers": transformers.__version__,
+                "python": platform.python_version(), "threads": torch.get_num_threads(),
+                "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "cpus": os.cpu_count(),
+                "load_avg_1m": os.getloadavg()[0], "profiled_last_step": prof is not None},
+    }
+    sp = result["split_s"]
+    print(f"\n{WORKLOAD}: {args.steps} steps, medians of steps 2..{args.steps}"
+          + (" (the profiled last step excluded)" if prof is not None else ""))
+    print(f"  s/step               {med['step_s']:.2f}")
+    print(f"  x of floor           {result['x_of_floor']:.2f}  (floor {floor_s:.2f} s = "
+          f"{flops['total'] / 1e9:.1f} GFLOP at {rate:.1f} GFLOP/s fp32 mm; "
+          f"median mm {result['mm_gflop_s']['median']:.1f})")
+    print(f"  completion tokens/s  {result['completion_tokens_per_s']:.0f}")
+    print(f"  achieved GFLOP/s     {result['achieved_gflop_s']:.1f}  "
+          f"({flops['generation'] / 1e9:.1f} generation + {flops['training'] / 1e9:.1f} training GFLOP)")
+    print(f"  generation           {sp['generation']:.2f} s  ({result['generation_share']:.0%} of the step)")
+    print(f"  scoring              {sp['scoring']:.4f} s")
+    print(f"  training forward     {sp['train_forward']:.2f} s")
+    print(f"  backward             {sp['backward']:.2f} s")
+    print(f"  optimiser            {sp['optimizer']:.3f} s")
+    print(f"  other (batching, trainer glue, weight sync)  "
+          f"{sp['batching'] + sp['trainer_other'] + sp['weight_sync']:.3f} s")
+    print(f"  peak RSS             {result['peak_rss_mib']:.0f} MiB")
+    if prof is not None:
+        print_profile(prof, args.profile or None)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

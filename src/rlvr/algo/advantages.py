@@ -1,0 +1,84 @@
+"""Advantage estimators for outcome rewards, as a chain of small steps.
+
+A group is the G completions of one prompt. GRPO (Shao et al. 2024, arXiv:2402.03300, eq. 3
+with outcome supervision) sets, for completion i of group g,
+
+    A_i = (r_i - mean_g(r)) / (std_g(r) + eps)
+
+and gives every token of the completion that advantage. Dr. GRPO (Liu et al. 2025,
+arXiv:2503.20783) drops the division; ScaleRL (arXiv:2510.13786) divides by the batch std.
+
+Conventions (the same as TRL's and verl's GRPO): std is the unbiased sample std (n - 1).
+A singleton group has no baseline but itself, so its advantage is 0 and it gets no gradient.
+A zero-variance group gives 0, never NaN, because its centred rewards are exactly 0.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+Tensor = torch.Tensor
+
+
+def group_sizes(group_ids: Tensor, n_groups: int) -> Tensor:
+    """(B,) long → (n_groups,) float count of rows in each group."""
+    return torch.bincount(group_ids, minlength=n_groups).to(torch.float64)
+
+
+def group_mean(values: Tensor, group_ids: Tensor) -> Tensor:
+    """(B,) → (B,): the mean of each row's group, broadcast back to the rows."""
+    n_groups = int(group_ids.max()) + 1 if group_ids.numel() else 0
+    sums = torch.zeros(n_groups, dtype=torch.float64).index_add_(0, group_ids, values.double())
+    means = sums / group_sizes(group_ids, n_groups).clamp(min=1)
+    return means[group_ids].to(values.dtype)
+
+
+def group_std(values: Tensor, group_ids: Tensor) -> Tensor:
+    """(B,) → (B,): the unbiased std of each row's group (0 for a singleton group)."""
+    n_groups = int(group_ids.max()) + 1 if group_ids.numel() else 0
+    centred = values.double() - group_mean(values, group_ids).double()
+    sq = torch.zeros(n_groups, dtype=torch.float64).index_add_(0, group_ids, centred**2)
+    dof = (group_sizes(group_ids, n_groups) - 1).clamp(min=1)
+    return (sq / dof).sqrt()[group_ids].to(values.dtype)
+
+
+def subtract_group_mean(rewards: Tensor, group_ids: Tensor) -> Tensor:
+    """The group-mean baseline: r_i - mean_g(r). (B,) → (B,)."""
+    return rewards - group_mean(rewards, group_ids)
+
+
+def scale_by_group_std(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Tensor:
+    """GRPO: divide by the std of the rewards in the row's group, plus eps. (B,) → (B,)."""
+    return adv / (group_std(rewards, group_ids) + eps)
+
+
+def scale_by_batch_std(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Tensor:
+    """ScaleRL batch-level normalisation: divide by the std of the centred batch. (B,) → (B,)."""
+    std = adv.std() if adv.numel() > 1 else adv.new_zeros(())
+    return adv / (std + eps)
+
+
+def no_scale(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Tensor:
+    """Dr. GRPO: keep the centred reward as it is. (B,) → (B,)."""
+    return adv
+
+
+BASELINES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
+    "group_mean": subtract_group_mean,
+}
+
+SCALES: dict[str, Callable[[Tensor, Tensor, Tensor, float], Tensor]] = {
+    "group_std": scale_by_group_std,
+    "batch_std": scale_by_batch_std,
+    "none": no_scale,
+}
+
+
+def outcome_advantages(
+    rewards: Tensor, group_ids: Tensor, *, baseline: str, scale: str, eps: float = 1e-4
+) -> Tensor:
+    """Baseline then scale: one advantage per completion. rewards (B,), group_ids (B,) → (B,)."""
+    adv = BASELINES[baseline](rewards, group_ids)
+    return SCALES[scale](adv, rewards, group_ids, eps)

@@ -1,0 +1,61 @@
+"""The `rlvr` command. Parses arguments and calls the library; no formulas here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rlvr.errors import RlvrError
+
+EPILOG = """\
+examples:
+  rlvr demo                                  train the shipped tiny model, show before/after
+  rlvr train recipes/grpo.toml               train with a recipe
+  rlvr train grpo --set train.lr=3e-5        recipe by name, with an override
+  rlvr train --resume runs/grpo              continue a stopped run (kill -9 included)
+  rlvr recipes                               list the recipes
+
+Every setting is `--set section.key=value`; see recipes/grpo.toml for the sections."""
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="rlvr", description="Reinforcement learning on verifiable rewards.",
+                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    tr = sub.add_parser("train", help="train a model with a recipe, or resume a run")
+    tr.add_argument("recipe", nargs="?", help="a recipe file or the name of one in recipes/")
+    tr.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="override one setting (repeatable)")
+    tr.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in this folder")
+    demo = sub.add_parser("demo", help="GRPO on the shipped tiny model: held-out accuracy before and after")
+    demo.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    rec = sub.add_parser("recipes", help="list the recipes with one line each")
+    rec.add_argument("action", nargs="?", choices=["show"], help="show one recipe's resolved settings")
+    rec.add_argument("name", nargs="?")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command is None:
+        parser().print_help()
+        return 0
+    try:
+        from transformers.utils import logging as hf_logging
+
+        from rlvr.cli import commands  # heavy imports (torch) only once a command runs
+
+        hf_logging.disable_progress_bar()  # checkpoint saves would print a bar every step
+
+        return {"train": commands.train, "demo": commands.demo, "recipes": commands.recipes}[args.command](args)
+    except RlvrError as e:
+        print(f"rlvr: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rlvr: interrupted; resume with `rlvr train --resume RUN_DIR`", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Read a recipe (TOML), apply `--set section.key=value` overrides, validate, and explain.
+
+Errors name the file, the line and the key, with a did-you-mean for misspelt keys, and are
+raised as `ConfigError` before any work starts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel, ValidationError
+
+from rlvr.config.schema import Config
+from rlvr.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def load_config(path: str | Path | None, overrides: list[str] = ()) -> Config:
+    """Recipe file (or defaults when None) + overrides → validated `Config`."""
+    text, where = "", "<defaults>"
+    if path is not None:
+        path = Path(path)
+        where = str(path)
+        if not path.is_file():
+            raise ConfigError(f"{path}: recipe file not found")
+        text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{where}: not valid TOML ({e})") from None
+    for item in overrides:
+        apply_override(data, item)
+    overridden = {".".join(parse_override(item)[0]) for item in overrides}
+    return validate(data, text, where, overridden)
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """`"train.lr=3e-4"` → (["train", "lr"], 3e-4). The value is read as TOML when it parses
+    (numbers, booleans, lists, quoted strings) and as a bare string otherwise."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {item!r}: expected section.key=value")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key.strip().split("."), value
+
+
+def apply_override(data: dict, item: str) -> None:
+    keys, value = parse_override(item)
+    node = data
+    for k in keys[:-1]:
+        node = node.setdefault(k, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"--set {item!r}: {k!r} is not a section")
+    node[keys[-1]] = value
+
+
+def validate(data: dict, text: str, where: str, overridden: set[str] = frozenset()) -> Config:
+    try:
+        return Config.model_validate(data)
+    except ValidationError as e:
+        lines = [describe(err, text, where, overridden) for err in e.errors()]
+        raise ConfigError("\n".join(lines)) from None
+
+
+def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset()) -> str:
+    """One line for one pydantic error: `file:line: key: problem (did you mean ...?)`."""
+    loc = [str(x) for x in err["loc"]]
+    dotted = ".".join(loc) if loc else "(config)"
+    line = find_line(text, loc)
+    place = f"{where}:{line}" if line else where
+    if any(dotted == k or dotted.startswith(k + ".") or k.startswith(dotted + ".") for k in overridden):
+        place = "--set"
+    if err["type"] == "extra_forbidden":
+        hint = did_you_mean(loc)
+        return f"{place}: unknown key {dotted!r}{hint}"
+    msg = err["msg"].removeprefix("Value error, ")
+    if not loc:
+        return f"{place}: {msg}"
+    return f"{place}: {dotted}: {msg} (got {err.get('input')!r})"
+
+
+def did_you_mean(loc: list[str]) -> str:
+    model: type[BaseModel] = Config
+    for part in loc[:-1]:
+        field = model.model_fields.get(part)
+        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
+            return ""
+        model = field.annotation
+    close = difflib.get_close_matches(loc[-1], list(model.model_fields), n=1, cutoff=0.5)
+    return f" (did you mean {'.'.join(loc[:-1] + close)!r}?)" if close else f" (valid keys: {', '.join(model.model_fields)})"
+
+
+def find_line(text: str, loc: list[str]) -> int | None:
+    """Line number of `key` inside `[section]` of a recipe, or of the section header."""
+    if not text or not loc:
+        return None
+    section, key = (loc[0], loc[1]) if len(loc) > 1 else (None, loc[0])
+    current, header_line = None, None
+    for n, line in enumerate(text.splitlines(), start=1):
+        m = re.match(r"\s*\[([^\]]+)\]", line)
+        if m:
+            current = m.group(1).strip()
+            if current == (section or key):
+                header_line = n
+            continue
+        if current == section and re.match(rf"\s*{re.escape(key)}\s*=", line):
+            return n
+    return header_line
+
+
+def dump_config(config: Config) -> str:
+    """The resolved config as TOML (None values are left out: they are the defaults)."""
+    return tomli_w.dumps(config.model_dump(mode="json", exclude_none=True))

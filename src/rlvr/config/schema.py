@@ -1,0 +1,138 @@
+"""The validated configuration of a run. Recipes (TOML files in recipes/) set it.
+
+Every model forbids unknown keys and is frozen. Cross-field rules live in `Config`'s
+validator, which raises and never rewrites a value.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunSection(Section):
+    name: str = "run"
+    seed: int = 0
+    output_dir: str = "runs"
+
+
+class ModelSection(Section):
+    path: str = "models/tiny-arith"
+    dtype: Literal["float32", "bfloat16"] = "float32"
+
+
+class TaskSection(Section):
+    kind: Literal["arithmetic", "jsonl"] = "arithmetic"
+    seed: int = 0
+    test_size: int = Field(500, gt=0)
+    low: int = 10
+    high: int = 99
+    ops: str = "+"
+    train_path: Optional[str] = None
+    test_path: Optional[str] = None
+
+
+class RewardSection(Section):
+    verifier: Literal["math"] = "math"
+    extract: list[str] = ["boxed", "answer_tag", "last_number"]
+    timeout_s: float = Field(2.0, gt=0)
+    on_error: Literal["fail", "zero"] = "fail"
+    function: Optional[str] = None  # "package.module:function", replaces the verifier
+
+
+class SamplingSection(Section):
+    group_size: int = Field(8, ge=1)
+    prompts_per_step: int = Field(16, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_new_tokens: int = Field(8, ge=1)
+    stop: list[str] = []
+
+
+class AlgoSection(Section):
+    baseline: Literal["group_mean"] = "group_mean"
+    scale: Literal["group_std", "batch_std", "none"] = "group_std"
+    adv_eps: float = Field(1e-4, ge=0)
+    ratio_level: Literal["token"] = "token"
+    surrogate: Literal["ppo_clip"] = "ppo_clip"
+    eps_low: float = Field(0.2, gt=0, lt=1)
+    eps_high: float = Field(0.2, gt=0)
+    aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm",
+                         "prompt_mean"] = "seq_mean_token_mean"
+    aggregation_constant: Optional[float] = Field(None, gt=0)
+    kl: Literal["none", "k1", "k2", "k3"] = "none"
+    kl_coef: float = Field(0.0, ge=0)
+
+
+class TrainSection(Section):
+    steps: int = Field(100, ge=1)
+    lr: float = Field(1e-5, gt=0)
+    betas: tuple[float, float] = (0.9, 0.999)
+    weight_decay: float = Field(0.0, ge=0)
+    max_grad_norm: float = Field(1.0, gt=0)
+    micro_batch_size: int = Field(64, ge=1)
+    updates_per_batch: int = Field(1, ge=1)
+    time_limit_s: Optional[float] = Field(None, gt=0)  # stop after this much training time
+
+
+class EvalSection(Section):
+    every: int = Field(50, ge=0)  # 0: only before and after training
+    size: int = Field(200, ge=0)  # held-out prompts per evaluation; 0 disables
+    max_new_tokens: int = Field(8, ge=1)
+
+
+class LogSection(Section):
+    samples_per_step: int = Field(4, ge=0)
+    tensorboard: bool = False
+    progress: Literal["auto", "rich", "plain", "none"] = "auto"
+
+
+class CheckpointSection(Section):
+    every: int = Field(1, ge=1)
+    keep: int = Field(2, ge=1)
+
+
+class Config(Section):
+    run: RunSection = RunSection()
+    model: ModelSection = ModelSection()
+    task: TaskSection = TaskSection()
+    reward: RewardSection = RewardSection()
+    sampling: SamplingSection = SamplingSection()
+    algo: AlgoSection = AlgoSection()
+    train: TrainSection = TrainSection()
+    eval: EvalSection = EvalSection()
+    log: LogSection = LogSection()
+    checkpoint: CheckpointSection = CheckpointSection()
+
+    @model_validator(mode="after")
+    def _coherent(self) -> "Config":
+        problems = list(incoherences(self))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+def incoherences(c: Config):
+    """Yield a sentence for each combination of settings that cannot work together."""
+    a, t = c.algo, c.task
+    if a.kl == "none" and a.kl_coef > 0:
+        yield "algo.kl_coef > 0 needs algo.kl set to an estimator (k1, k2 or k3)"
+    if a.kl != "none" and a.kl_coef == 0:
+        yield f"algo.kl = {a.kl!r} has no effect with algo.kl_coef = 0"
+    if a.aggregation == "seq_mean_token_sum_norm" and a.aggregation_constant is None:
+        yield "algo.aggregation = 'seq_mean_token_sum_norm' needs algo.aggregation_constant (e.g. the max response length)"
+    if a.aggregation != "seq_mean_token_sum_norm" and a.aggregation_constant is not None:
+        yield f"algo.aggregation_constant is only used by 'seq_mean_token_sum_norm', not {a.aggregation!r}"
+    if a.baseline == "group_mean" and c.sampling.group_size == 1:
+        yield "algo.baseline = 'group_mean' needs sampling.group_size >= 2 (a group of one has zero advantage)"
+    if t.kind == "jsonl" and not t.train_path:
+        yield "task.kind = 'jsonl' needs task.train_path"
+    if t.kind == "arithmetic" and (t.train_path or t.test_path):
+        yield "task.train_path / task.test_path are only read when task.kind = 'jsonl'"
+    if t.low > t.high:
+        yield f"task.low ({t.low}) is above task.high ({t.high})"

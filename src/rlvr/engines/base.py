@@ -1,0 +1,47 @@
+"""The engine contract: prompts in, rollouts with sampling log-probs out; new weights in."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+
+import torch
+
+from rlvr.types import Rollout
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample. `temperature == 0` means greedy. `min_new_tokens` suppresses EOS until
+    that many tokens exist (the benchmark uses it to fix the completion length)."""
+
+    max_new_tokens: int = 16
+    temperature: float = 1.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = field(default_factory=tuple)
+    min_new_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+
+class Engine(abc.ABC):
+    """Turns prompts into rollouts. Every engine passes tests/engines/test_contract.py."""
+
+    @abc.abstractmethod
+    def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
+        """Sample `n` completions for each prompt; result[i][j] is completion j of prompt i."""
+
+    @abc.abstractmethod
+    def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
+        """Replace the policy weights with the trainer's; `version` is its step count."""
+
+    @property
+    @abc.abstractmethod
+    def policy_version(self) -> int:
+        """The trainer step whose weights the engine samples from."""

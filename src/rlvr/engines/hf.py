@@ -1,0 +1,174 @@
+"""The in-process `transformers` engine: batched sampling with a KV cache.
+
+One decode step is one forward pass over the whole batch with the cache; finished rows keep
+being fed padding (cheaper than reshaping the cache) and the loop ends when all rows finish.
+
+Log-probs: `Rollout.logprobs[t]` is log softmax(logits / temperature) at the sampled token,
+over the *full* vocabulary. With top_p < 1 the token was drawn from the truncated
+distribution, but the trainer recomputes exactly this untruncated quantity, so old and new
+log-probs are comparable (the truncation mismatch is left to importance-weight correction).
+With temperature 0 (greedy) the log-probs are those of the untempered distribution.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
+
+from rlvr.engines.base import Engine, SamplingParams
+from rlvr.types import Rollout
+
+
+def left_pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token lists → input_ids (B, P) and attention_mask (B, P), padded on the left."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        if r:
+            ids[i, width - len(r):] = torch.tensor(r, dtype=torch.long)
+            mask[i, width - len(r):] = 1
+    return ids, mask
+
+
+def sample_next(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator,
+                banned: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """logits (B, V) → (token (B,), its log-prob (B,) under the tempered full distribution).
+
+    `banned` (a token id, e.g. EOS before min_new_tokens) is never drawn, but the reported
+    log-prob stays that of the full distribution, which is what the trainer recomputes."""
+    logits = logits.float()
+    if params.temperature == 0:
+        logp = torch.log_softmax(logits, dim=-1)
+        pick = logp if banned is None else logp.index_fill(1, torch.tensor([banned], device=logp.device), float("-inf"))
+        token = pick.argmax(dim=-1)
+        return token, logp.gather(1, token[:, None]).squeeze(1)
+    logp = torch.log_softmax(logits / params.temperature, dim=-1)
+    probs = logp.exp()
+    if banned is not None:
+        probs = probs.index_fill(1, torch.tensor([banned], device=probs.device), 0.0)
+    if params.top_p < 1.0:
+        sorted_p, order = probs.sort(dim=-1, descending=True)
+        # Keep the smallest prefix whose mass reaches top_p (always at least one token).
+        drop = (sorted_p.cumsum(dim=-1) - sorted_p) >= params.top_p
+        sorted_p = sorted_p.masked_fill(drop, 0.0)
+        probs = torch.zeros_like(probs).scatter_(1, order, sorted_p)
+    token = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+    return token, logp.gather(1, token[:, None]).squeeze(1)
+
+
+class HFEngine(Engine):
+    """Samples from a `transformers` causal LM in this process (CPU or one GPU)."""
+
+    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.eos_id = tokenizer.eos_token_id
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
+        self.max_batch = max_batch
+        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self._version = 0
+        # transformers 5 renamed the forward argument `past_key_values` to `cache`.
+        params = inspect.signature(model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+
+    @property
+    def policy_version(self) -> int:
+        return self._version
+
+    def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
+        self.model.load_state_dict(state_dict, strict=True)
+        self._version = version
+
+    def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
+        encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+        self._check_context(encoded, params)
+        rows = [ids for ids in encoded for _ in range(n)]
+        flat: list[Rollout] = []
+        for start in range(0, len(rows), self.max_batch):
+            flat.extend(self.generate_ids(rows[start:start + self.max_batch], params))
+        return [flat[i * n:(i + 1) * n] for i in range(len(prompts))]
+
+    def _check_context(self, encoded: list[list[int]], params: SamplingParams) -> None:
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        for i, ids in enumerate(encoded):
+            if not ids:
+                raise ValueError(f"prompt {i} is empty after tokenisation")
+            if limit is not None and len(ids) + params.max_new_tokens > limit:
+                raise ValueError(
+                    f"prompt {i} has {len(ids)} tokens; with max_new_tokens={params.max_new_tokens} "
+                    f"it exceeds the model's context of {limit}"
+                )
+
+    @torch.inference_mode()
+    def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
+        """Sample one completion for each row of prompt token ids."""
+        device = next(self.model.parameters()).device
+        ids, mask = left_pad(rows, self.pad_id)
+        ids, mask = ids.to(device), mask.to(device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=self.model.config)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                         use_cache=True, logits_to_keep=1, **{self._cache_kw: cache})
+        tracker = _Tracker(len(rows), self.eos_id, params, self.tokenizer)
+        next_pos = positions[:, -1:] + 1
+        for t in range(params.max_new_tokens):
+            banned = self.eos_id if t < params.min_new_tokens else None
+            token, logp = sample_next(out.logits[:, -1, :], params, self.generator, banned)
+            tracker.record(token.cpu(), logp.cpu())
+            if tracker.all_done() or t == params.max_new_tokens - 1:
+                break
+            feed = torch.where(tracker.active.to(device), token, torch.full_like(token, self.pad_id))
+            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+            out = self.model(input_ids=feed[:, None], attention_mask=mask, position_ids=next_pos,
+                             use_cache=True, **{self._cache_kw: cache})
+            next_pos = next_pos + 1
+        return tracker.rollouts(rows, self._version)
+
+
+class _Tracker:
+    """Per-row bookkeeping of a decode loop: tokens, log-probs, finish reasons."""
+
+    def __init__(self, n_rows: int, eos_id: int, params: SamplingParams, tokenizer: PreTrainedTokenizerBase):
+        self.tokens: list[list[int]] = [[] for _ in range(n_rows)]
+        self.logps: list[list[float]] = [[] for _ in range(n_rows)]
+        self.reasons = ["length"] * n_rows
+        self.active = torch.ones(n_rows, dtype=torch.bool)
+        self.eos_id, self.params, self.tokenizer = eos_id, params, tokenizer
+
+    def record(self, token: torch.Tensor, logp: torch.Tensor) -> None:
+        tok_list, logp_list = token.tolist(), logp.tolist()
+        for i in torch.nonzero(self.active).flatten().tolist():
+            self.tokens[i].append(tok_list[i])
+            self.logps[i].append(logp_list[i])
+            if tok_list[i] == self.eos_id or self._hit_stop(i):
+                self.reasons[i] = "stop"
+                self.active[i] = False
+
+    def _hit_stop(self, i: int) -> bool:
+        if not self.params.stop:
+            return False
+        longest = max(len(s) for s in self.params.stop)
+        tail = self.tokenizer.decode(self.tokens[i][-(longest + 2):], skip_special_tokens=True)
+        return any(s in tail for s in self.params.stop)
+
+    def all_done(self) -> bool:
+        return not bool(self.active.any())
+
+    def text_of(self, i: int) -> str:
+        text = self.tokenizer.decode(self.tokens[i], skip_special_tokens=True)
+        for s in self.params.stop:  # like vLLM and HF: the stop string is not part of the text
+            cut = text.find(s)
+            if cut >= 0:
+                text = text[:cut]
+        return text
+
+    def rollouts(self, rows: list[list[int]], version: int) -> list[Rollout]:
+        return [
+            Rollout(prompt_ids=tuple(rows[i]), completion_ids=tuple(self.tokens[i]),
+                    logprobs=tuple(self.logps[i]), text=self.text_of(i),
+                    finish_reason=self.reasons[i], policy_version=version)
+            for i in range(len(rows))
+        ]

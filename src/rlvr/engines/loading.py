@@ -1,0 +1,45 @@
+"""Load a causal LM and its tokenizer from a local folder, with errors a user can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
+
+from rlvr.errors import ModelLoadError
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+
+
+def load_model(path: str | Path, dtype: str = "float32") -> PreTrainedModel:
+    path = Path(path)
+    _check_folder(path)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=DTYPES[dtype])
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelLoadError(f"{path}: cannot load the model ({first})") from None
+    return model
+
+
+def load_tokenizer(path: str | Path) -> PreTrainedTokenizerBase:
+    path = Path(path)
+    try:
+        tok = AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError, KeyError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelLoadError(f"{path}: cannot load the tokenizer ({first})") from None
+    if tok.eos_token_id is None:
+        raise ModelLoadError(f"{path}: the tokenizer has no EOS token")
+    tok.padding_side = "left"
+    return tok
+
+
+def _check_folder(path: Path) -> None:
+    if not path.is_dir():
+        raise ModelLoadError(f"{path}: model folder not found")
+    if not (path / "config.json").is_file():
+        raise ModelLoadError(f"{path}: no config.json (is this a Hugging Face model folder?)")
+    if not any(path.glob("*.safetensors")) and not any(path.glob("*.bin")):
+        raise ModelLoadError(f"{path}: no weights (*.safetensors or *.bin)")

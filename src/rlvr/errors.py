@@ -1,0 +1,24 @@
+"""Errors meant for the user: one line that names the problem and where it is.
+
+The CLI prints `RlvrError` without a traceback; anything else is a bug and keeps its trace.
+"""
+
+
+class RlvrError(Exception):
+    """A problem with the user's input (config, data, model folder, reward function)."""
+
+
+class ConfigError(RlvrError):
+    pass
+
+
+class DatasetError(RlvrError):
+    pass
+
+
+class ModelLoadError(RlvrError):
+    pass
+
+
+class RewardError(RlvrError):
+    pass

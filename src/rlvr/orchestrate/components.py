@@ -1,0 +1,92 @@
+"""Build the parts of a run from its validated config: model, engine, task, reward, trainer."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from rlvr.algo import Objective
+from rlvr.config import Config
+from rlvr.engines import HFEngine, SamplingParams
+from rlvr.engines.loading import load_model, load_tokenizer
+from rlvr.errors import DatasetError
+from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
+from rlvr.tasks import arithmetic_splits, load_jsonl
+from rlvr.train import OptimConfig, Trainer
+from rlvr.types import Sample
+
+
+@dataclass
+class Components:
+    model: PreTrainedModel
+    ref_model: PreTrainedModel | None
+    tokenizer: PreTrainedTokenizerBase
+    engine: HFEngine
+    trainer: Trainer
+    reward_fn: RewardFn
+    train_set: list[Sample]
+    test_set: list[Sample]
+    sampling: SamplingParams
+
+
+def resolve_path(path: str, base: Path) -> Path:
+    """Relative paths in a recipe are read from the working directory, else from the repo."""
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return p
+    return base / p
+
+
+def load_task(config: Config, base: Path) -> tuple[list[Sample], list[Sample]]:
+    t = config.task
+    if t.kind == "arithmetic":
+        return arithmetic_splits(seed=t.seed, test_size=t.test_size, low=t.low, high=t.high, ops=t.ops)
+    train = load_jsonl(resolve_path(t.train_path, base))
+    test = load_jsonl(resolve_path(t.test_path, base)) if t.test_path else []
+    return train, test
+
+
+def check_prompt_lengths(samples: list[Sample], tokenizer, context: int | None, max_new: int) -> None:
+    if context is None:
+        return
+    for s in samples:
+        n = len(tokenizer(s.prompt, add_special_tokens=False)["input_ids"])
+        if n + max_new > context:
+            raise DatasetError(f"{s.source}: prompt has {n} tokens; with max_new_tokens={max_new} "
+                               f"it exceeds the model's context of {context}")
+
+
+def objective_from(config: Config) -> Objective:
+    a = config.algo
+    return Objective(ratio_level=a.ratio_level, surrogate=a.surrogate,
+                     surrogate_args={"eps_low": a.eps_low, "eps_high": a.eps_high},
+                     aggregation=a.aggregation, aggregation_constant=a.aggregation_constant or 1.0,
+                     kl=a.kl, kl_coef=a.kl_coef)
+
+
+def build(config: Config, base: Path, weights_from: Path | None = None) -> Components:
+    """Everything a run needs. `weights_from` (a checkpoint) replaces the model's weights."""
+    model_path = resolve_path(config.model.path, base)
+    tokenizer = load_tokenizer(model_path)
+    model = load_model(weights_from or model_path, config.model.dtype)
+    train_set, test_set = load_task(config, base)
+    context = getattr(model.config, "max_position_embeddings", None)
+    check_prompt_lengths(train_set + test_set, tokenizer, context,
+                         max(config.sampling.max_new_tokens, config.eval.max_new_tokens))
+    s = config.sampling
+    sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
+                              top_p=s.top_p, stop=tuple(s.stop))
+    objective = objective_from(config)
+    ref_model = load_model(model_path, config.model.dtype).eval() if objective.needs_ref else None
+    t = config.train
+    trainer = Trainer(model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
+                                                    max_grad_norm=t.max_grad_norm),
+                      micro_batch_size=t.micro_batch_size, temperature=s.temperature)
+    engine = HFEngine(copy.deepcopy(model), tokenizer, seed=config.run.seed)
+    torch.manual_seed(config.run.seed)
+    return Components(model, ref_model, tokenizer, engine, trainer, build_reward_fn(config.reward),
+                      train_set, test_set, sampling)

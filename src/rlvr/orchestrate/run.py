@@ -1,0 +1,86 @@
+"""Start or resume a run in its folder; what `rlvr train` and `rlvr demo` call."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from rlvr.config import Config, dump_config, load_config
+from rlvr.errors import ConfigError
+from rlvr.orchestrate.components import build
+from rlvr.orchestrate.progress import ProgressDisplay
+from rlvr.orchestrate.reward_curve import plot_reward_curve
+from rlvr.orchestrate.run_folder import RunFolder
+from rlvr.orchestrate.sync import SyncLoop
+from rlvr.train.checkpoint import list_checkpoints
+
+
+def repo_root() -> Path:
+    """The checkout rlvr runs from: recipes/ and models/ are found there."""
+    return Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class RunResult:
+    folder: RunFolder
+    steps: int
+    train_seconds: float
+    accuracy_before: float | None = None
+    accuracy_after: float | None = None
+
+
+def new_run_folder(config: Config) -> RunFolder:
+    folder = RunFolder(Path(config.run.output_dir) / config.run.name)
+    if folder.metrics.exists() or folder.checkpoints.exists():
+        raise ConfigError(f"{folder.path} already holds a run: resume it with "
+                          f"`rlvr train --resume {folder.path}` or pick another --set run.name=...")
+    folder.create(dump_config(config))
+    return folder
+
+
+def open_loop(config: Config, folder: RunFolder, resume: bool) -> SyncLoop:
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    found = list_checkpoints(folder.checkpoints) if resume else []
+    parts = build(config, repo_root(), weights_from=found[-1] if found else None)
+    loop = SyncLoop(config, parts, folder)
+    if resume:
+        loop.resume_from_latest()
+    return loop
+
+
+def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False) -> RunResult:
+    """Run (or continue) training to `train.steps`; with `eval_full`, measure greedy accuracy
+    on the whole test split before and after."""
+    if resume_dir is not None:
+        folder = RunFolder(resume_dir)
+        if not folder.config.is_file():
+            raise ConfigError(f"{resume_dir}: no config.toml here, so there is no run to resume")
+    else:
+        folder = new_run_folder(config)
+    loop = open_loop(config, folder, resume=resume_dir is not None)
+    display = ProgressDisplay(config.train.steps, config.log.progress, first_step=loop.step + 1)
+    result = RunResult(folder=folder, steps=loop.step, train_seconds=0.0)
+    if eval_full:
+        result.accuracy_before = loop.evaluate(size=len(loop.parts.test_set))
+        display.note(f"held-out greedy accuracy before training: {result.accuracy_before:.1%}")
+    try:
+        loop.run(display)
+    finally:
+        display.close()
+    if eval_full:
+        result.accuracy_after = loop.evaluate(size=len(loop.parts.test_set))
+    result.steps, result.train_seconds = loop.step, loop.elapsed
+    plot_reward_curve(folder.read_metrics(), folder.reward_curve)
+    return result
+
+
+def resume(run_dir: Path, overrides: list[str] = ()) -> RunResult:
+    config = load_config(RunFolder(run_dir).config, list(overrides))
+    return train(config, resume_dir=run_dir)
+
+
+def timestamp() -> str:
+    return time.strftime("%Y%m%d-%H%M%S")

@@ -1,0 +1,67 @@
+"""The run folder: runs/<name>/ with config.toml, metrics.jsonl, samples.jsonl, checkpoints/.
+
+Metrics and samples are appended one line per step; on resume both are cut back to the
+checkpoint's step, so the resumed run continues the same curve with no duplicated steps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+
+class RunFolder:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.config = self.path / "config.toml"
+        self.metrics = self.path / "metrics.jsonl"
+        self.samples = self.path / "samples.jsonl"
+        self.checkpoints = self.path / "checkpoints"
+        self.reward_curve = self.path / "reward_curve.png"
+
+    def create(self, config_toml: str) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.config.write_text(config_toml, encoding="utf-8")
+
+    def append_metrics(self, row: dict[str, Any]) -> None:
+        _append(self.metrics, row)
+
+    def append_samples(self, rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            _append(self.samples, row)
+
+    def truncate_after(self, step: int) -> None:
+        """Drop the lines of steps after `step` (written by a run that died before its
+        checkpoint)."""
+        for file in (self.metrics, self.samples):
+            if file.exists():
+                keep = [line for line in file.read_text(encoding="utf-8").splitlines()
+                        if line.strip() and _step_of(line) <= step]
+                file.write_text("".join(line + "\n" for line in keep), encoding="utf-8")
+
+    def read_metrics(self) -> list[dict[str, Any]]:
+        if not self.metrics.exists():
+            return []
+        return [json.loads(line) for line in self.metrics.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _step_of(line: str) -> int:
+    try:
+        return int(json.loads(line)["step"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return 1 << 62  # a torn last line from a kill -9: drop it
+
+
+def _clean(value: Any) -> Any:
+    # JSON has no NaN; write null so that the file stays parseable by every reader.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _append(path: Path, row: dict[str, Any]) -> None:
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({k: _clean(v) for k, v in row.items()}) + "\n")
+        f.flush()

@@ -1,0 +1,85 @@
+"""Score rollouts with the task's reward function, counting every failure.
+
+A reward function is any callable `(response, gold) -> Verdict | float`. When it raises or
+returns a non-finite or out-of-range value, `on_error="fail"` stops the run with one line that
+names the function and the sample, and `on_error="zero"` scores the sample 0 and counts it in
+`reward/errors`: a sample is never dropped without a counted metric.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections import Counter
+from typing import Callable
+
+from rlvr.config.schema import RewardSection
+from rlvr.errors import ConfigError, RewardError
+from rlvr.rewards import VERIFIERS, Verdict
+from rlvr.types import Rollout, Sample, Scored
+
+RewardFn = Callable[[str, str], "Verdict | float"]
+
+
+def build_reward_fn(section: RewardSection) -> RewardFn:
+    if section.function:
+        return import_function(section.function)
+    try:
+        return VERIFIERS[section.verifier](extract=tuple(section.extract), timeout_s=section.timeout_s)
+    except ValueError as e:
+        raise ConfigError(f"reward: {e}") from None
+
+
+def import_function(spec: str) -> RewardFn:
+    """`"package.module:function"` → the function, or a ConfigError that says what is wrong."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"reward.function = {spec!r}: expected 'package.module:function'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ConfigError(f"reward.function = {spec!r}: cannot import {module_name!r} ({e})") from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise ConfigError(f"reward.function = {spec!r}: {module_name} has no function {attr!r}")
+    return fn
+
+
+def score_one(fn: RewardFn, sample: Sample, rollout: Rollout) -> Verdict:
+    """Call the reward function once; raise RewardError on any failure."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    try:
+        out = fn(rollout.text, sample.answer)
+    except Exception as e:  # user code: any failure is reported with where it happened
+        raise RewardError(f"reward function {name} raised {type(e).__name__}: {e} (sample {sample.source})") from None
+    verdict = out if isinstance(out, Verdict) else Verdict(score=_as_float(out, name, sample), reason="")
+    if not math.isfinite(verdict.score) or not 0.0 <= verdict.score <= 1.0:
+        raise RewardError(f"reward function {name} returned {verdict.score} (not in [0, 1]) for sample {sample.source}")
+    return verdict
+
+
+def _as_float(out: object, name: str, sample: Sample) -> float:
+    if isinstance(out, bool) or not isinstance(out, (int, float)):
+        raise RewardError(f"reward function {name} returned {type(out).__name__}, expected a float or Verdict (sample {sample.source})")
+    return float(out)
+
+
+def score_groups(fn: RewardFn, samples: list[Sample], rollouts: list[list[Rollout]],
+                 on_error: str) -> tuple[list[list[Scored]], Counter]:
+    """Score every rollout; returns the scored groups and the counts of errors."""
+    counts: Counter = Counter()
+    groups = []
+    for sample, group in zip(samples, rollouts):
+        scored = []
+        for r in group:
+            try:
+                v = score_one(fn, sample, r)
+            except RewardError as e:
+                if on_error == "fail":
+                    raise
+                counts["reward/errors"] += 1
+                v = Verdict(score=0.0, reason=f"error: {e}", flags=("error",))
+            counts.update(f"reward/flag_{f}" for f in v.flags)
+            scored.append(Scored(sample=sample, rollout=r, reward=v.score, reason=v.reason, flags=v.flags))
+        groups.append(scored)
+    return groups, counts

@@ -1,0 +1,118 @@
+"""The synchronous loop: sample prompts, generate G each, score, advantages, train, sync.
+
+On-policy: the engine samples from the weights of the last optimiser step, so the old
+log-probs of the objective are the engine's sampling log-probs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import torch
+
+from rlvr.algo import outcome_advantages
+from rlvr.config import Config
+from rlvr.evaluate import greedy_accuracy
+from rlvr.orchestrate.components import Components
+from rlvr.orchestrate.progress import ProgressDisplay
+from rlvr.orchestrate.run_folder import RunFolder
+from rlvr.orchestrate.scoring import score_groups
+from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows
+from rlvr.tasks import PromptSampler
+from rlvr.train.batching import collate
+from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
+from rlvr.train.logprobs import batch_logprobs
+
+
+class SyncLoop:
+    def __init__(self, config: Config, parts: Components, folder: RunFolder):
+        self.config, self.parts, self.folder = config, parts, folder
+        self.sampler = PromptSampler(parts.train_set, seed=config.run.seed)
+        self.step = 0
+        self.elapsed = 0.0  # training seconds, carried across resumes
+
+    def resume_from_latest(self) -> int:
+        """Load the newest checkpoint's loop state (weights were loaded by `build`)."""
+        found = list_checkpoints(self.folder.checkpoints)
+        if not found:
+            self.folder.truncate_after(0)
+            return 0
+        state = load_state(found[-1])
+        self.parts.trainer.optimizer.load_state_dict(state["optimizer"])
+        self.parts.engine.generator.set_state(state["engine_rng"])
+        self.sampler.load_state(state["sampler"])
+        self.step, self.elapsed = state["step"], state["elapsed"]
+        self.folder.truncate_after(self.step)
+        self.sync_weights()
+        return self.step
+
+    def sync_weights(self) -> None:
+        self.parts.engine.load_weights(self.parts.model.state_dict(), version=self.step)
+
+    def checkpoint(self) -> None:
+        state = {"optimizer": self.parts.trainer.optimizer.state_dict(),
+                 "engine_rng": self.parts.engine.generator.get_state(),
+                 "sampler": self.sampler.state(), "elapsed": self.elapsed}
+        save_checkpoint(self.folder.checkpoints, self.step, self.parts.model, state, self.config.checkpoint.keep)
+
+    def evaluate(self, size: int | None = None) -> float:
+        test = self.parts.test_set[: size if size is not None else self.config.eval.size]
+        return greedy_accuracy(self.parts.engine, test, self.parts.reward_fn,
+                               max_new_tokens=self.config.eval.max_new_tokens, stop=self.parts.sampling.stop)
+
+    def run(self, display: ProgressDisplay) -> None:
+        c = self.config
+        while self.step < c.train.steps:
+            if c.train.time_limit_s is not None and self.elapsed >= c.train.time_limit_s:
+                display.note(f"stopping: train.time_limit_s = {c.train.time_limit_s} reached")
+                break
+            metrics = self.train_step()
+            if self.should_eval():
+                metrics["eval/accuracy"] = self.evaluate()
+            self.folder.append_metrics(metrics)
+            if self.step % c.checkpoint.every == 0 or self.step == c.train.steps:
+                self.checkpoint()
+            display.update(self.step, metrics)
+
+    def should_eval(self) -> bool:
+        e = self.config.eval
+        return bool(e.size and self.parts.test_set and e.every and self.step % e.every == 0)
+
+    def train_step(self) -> dict[str, float]:
+        c, p = self.config, self.parts
+        t_start = time.perf_counter()
+        samples = self.sampler.next_batch(c.sampling.prompts_per_step)
+        rollouts = p.engine.generate([s.prompt for s in samples], c.sampling.group_size, p.sampling)
+        t_gen = time.perf_counter()
+        groups, counts = score_groups(p.reward_fn, samples, rollouts, c.reward.on_error)
+        t_score = time.perf_counter()
+        batch = self.make_batch(groups)
+        metrics: dict[str, float] = {}
+        for _ in range(c.train.updates_per_batch):
+            metrics = p.trainer.step(batch)
+        self.step += 1
+        self.sync_weights()
+        t_end = time.perf_counter()
+        self.elapsed += t_end - t_start
+        tokens = int(batch.completion_mask.sum())
+        metrics.update(rollout_metrics(groups))
+        metrics.update({k: float(v) for k, v in counts.items()})
+        metrics.update({"step": self.step, "time/generate_s": t_gen - t_start, "time/score_s": t_score - t_gen,
+                        "time/step_s": t_end - t_start, "time/elapsed_s": self.elapsed,
+                        "throughput/tokens_per_s": tokens / (t_end - t_start),
+                        "adv/abs_mean": float(batch.adv.abs().sum() / batch.completion_mask.sum())})
+        self.folder.append_samples(sample_rows(groups, self.step, c.log.samples_per_step))
+        return dict(sorted(metrics.items(), key=lambda kv: (kv[0] != "step", kv[0])))
+
+    def make_batch(self, groups):
+        c, p = self.config, self.parts
+        flat = [s for g in groups for s in g]
+        rewards = torch.tensor([s.reward for s in flat])
+        group_ids = torch.tensor([i for i, g in enumerate(groups) for _ in g])
+        adv = outcome_advantages(rewards, group_ids, baseline=c.algo.baseline, scale=c.algo.scale, eps=c.algo.adv_eps)
+        batch = collate([s.rollout for s in flat], adv, group_ids, p.engine.pad_id)
+        if p.ref_model is not None:
+            with torch.no_grad():
+                ref = batch_logprobs(p.ref_model, batch, c.sampling.temperature) * batch.completion_mask
+            batch = dataclasses.replace(batch, ref_logp=ref)
+        return batch

@@ -1,0 +1,19 @@
+"""Rewards: verifiers that turn `(response, gold)` into a `Verdict`.
+
+A verifier is any callable `(response: str, gold: str) -> Verdict`. `VERIFIERS` maps a config
+name to the factory that builds one (called with that verifier's own options).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rlvr.rewards.math_verifier import MathVerifier
+from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
+from rlvr.rewards.verdict import Verdict
+
+VERIFIERS: dict[str, Callable[..., object]] = {
+    "math": MathVerifier,
+}
+
+__all__ = ["VERIFIERS", "MathVerifier", "Verdict", "VerifierTimeout", "run_with_time_limit"]

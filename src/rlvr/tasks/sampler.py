@@ -1,0 +1,39 @@
+"""Draws prompts for each step: a fresh seeded shuffle per epoch, resumable from (epoch, index)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from rlvr.types import Sample
+
+
+@dataclass
+class PromptSampler:
+    samples: list[Sample]
+    seed: int
+    epoch: int = 0
+    index: int = 0
+
+    def _order(self) -> list[int]:
+        order = list(range(len(self.samples)))
+        random.Random(self.seed * 1_000_003 + self.epoch).shuffle(order)
+        return order
+
+    def next_batch(self, n: int) -> list[Sample]:
+        """The next n samples, crossing into a new shuffled epoch when one runs out."""
+        out: list[Sample] = []
+        order = self._order()
+        while len(out) < n:
+            if self.index >= len(order):
+                self.epoch, self.index = self.epoch + 1, 0
+                order = self._order()
+            out.append(self.samples[order[self.index]])
+            self.index += 1
+        return out
+
+    def state(self) -> dict[str, int]:
+        return {"epoch": self.epoch, "index": self.index}
+
+    def load_state(self, state: dict[str, int]) -> None:
+        self.epoch, self.index = int(state["epoch"]), int(state["index"])

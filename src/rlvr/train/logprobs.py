@@ -1,0 +1,45 @@
+"""Log-probabilities of completion tokens under a model, by one teacher-forced forward pass."""
+
+from __future__ import annotations
+
+import torch
+from transformers import PreTrainedModel
+
+from rlvr.types import Batch
+
+
+def completion_logits(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
+    """Logits (B, T, V) in float32 of the positions that predict the completion tokens.
+
+    The LM head output is cast to float32 whatever the model dtype (the fp32-head recipe knob
+    matters for bf16 models; for the fp32 tiny models it is a no-op).
+    """
+    positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
+    t = batch.completion_mask.shape[1]
+    out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                position_ids=positions, use_cache=False, logits_to_keep=t + 1)
+    # logits_to_keep=t+1 keeps columns P-1 .. P+T-1; the last one predicts past the end.
+    return out.logits[:, :t, :].float()
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """log softmax(logits / temperature) at the target tokens. (B, T, V), (B, T) → (B, T).
+
+    Matches the engine's sampling log-probs, which use the same temperature."""
+    if temperature not in (0.0, 1.0):
+        logits = logits / temperature
+    return torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+def token_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy of each position's distribution, (B, T, V) → (B, T), no gradient."""
+    with torch.no_grad():
+        logp = torch.log_softmax(logits, dim=-1)
+        return -(logp.exp() * logp).sum(dim=-1)
+
+
+def batch_logprobs(model: PreTrainedModel, batch: Batch, temperature: float = 1.0) -> torch.Tensor:
+    """(B, T) log-probs of the batch's completion tokens."""
+    logits = completion_logits(model, batch)
+    targets = batch.input_ids[:, batch.prompt_len:]
+    return token_logprobs(logits, targets, temperature)

@@ -1,0 +1,78 @@
+"""The optimiser step: micro-batched forward/backward with gradient accumulation, clipping,
+AdamW. Algorithm-blind: it receives an `Objective` and never asks which one.
+
+Micro-batching is exact: the objective's aggregation weights are computed once on the full
+batch, so the sum of the micro-batch losses is the full-batch loss, and so are the gradients.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import torch
+from transformers import PreTrainedModel
+
+from rlvr.algo import Objective
+from rlvr.train.logprobs import completion_logits, token_entropy, token_logprobs
+from rlvr.types import Batch
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    lr: float = 1e-5
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+
+
+class Trainer:
+    def __init__(self, model: PreTrainedModel, objective: Objective, optim: OptimConfig, *,
+                 micro_batch_size: int, temperature: float = 1.0):
+        self.model = model
+        self.objective = objective
+        self.optim = optim
+        self.micro_batch_size = micro_batch_size
+        self.temperature = temperature
+        self.optimizer = torch.optim.AdamW(
+            model.parameters(), lr=optim.lr, betas=optim.betas, eps=optim.eps,
+            weight_decay=optim.weight_decay,
+        )
+
+    def accumulate_gradients(self, batch: Batch) -> dict[str, float]:
+        """Zero the gradients, then add those of every micro-batch. Returns the loss, the
+        objective's metrics (full-batch means) and the time spent per phase."""
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        weights = self.objective.weights(batch.completion_mask, batch.group_ids)
+        sums: dict[str, float] = defaultdict(float)
+        for index in torch.arange(batch.input_ids.shape[0]).split(self.micro_batch_size):
+            micro, w = batch.rows(index), weights[index]
+            t0 = time.perf_counter()
+            logits = completion_logits(self.model, micro)
+            logp = token_logprobs(logits, micro.input_ids[:, micro.prompt_len:], self.temperature)
+            loss, metrics = self.objective.loss(logp, micro, w)
+            entropy = (w * token_entropy(logits) * micro.completion_mask).sum()
+            t1 = time.perf_counter()
+            loss.backward()
+            sums["time/train_forward_s"] += t1 - t0
+            sums["time/backward_s"] += time.perf_counter() - t1
+            sums["loss/policy"] += float(loss.detach())
+            sums["policy/entropy"] += float(entropy)
+            for name, value in metrics.items():
+                sums[name] += float(value)
+        return dict(sums)
+
+    def step(self, batch: Batch) -> dict[str, float]:
+        """One optimiser step on the batch."""
+        metrics = self.accumulate_gradients(batch)
+        t0 = time.perf_counter()
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.max_grad_norm)
+        if not torch.isfinite(grad_norm):
+            raise FloatingPointError(f"gradient norm is {float(grad_norm)}; refusing to apply the step")
+        self.optimizer.step()
+        metrics["time/optimizer_s"] = time.perf_counter() - t0
+        metrics["train/grad_norm"] = float(grad_norm)
+        return metrics

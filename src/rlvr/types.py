@@ -1,0 +1,107 @@
+"""Plain data passed between the stages of a step (see DESIGN.md, "One step, as data").
+
+These types carry no behaviour beyond small derived views; every stage imports them and
+none of them imports a stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import torch
+
+FinishReason = Literal["stop", "length"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One task item: a prompt, its gold answer, and where it came from (for error messages)."""
+
+    prompt: str
+    answer: str
+    source: str = ""  # e.g. "data.jsonl:12" or "arithmetic/train#3"
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """One completion of one prompt, as the engine produced it.
+
+    `completion_ids` includes the stop token (EOS) when `finish_reason == "stop"`, because the
+    policy sampled it and must be trained on it; `text` excludes it. `logprobs[t]` is the
+    log-probability under the sampling distribution (after temperature) of `completion_ids[t]`.
+    """
+
+    prompt_ids: tuple[int, ...]
+    completion_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    text: str
+    finish_reason: FinishReason
+    policy_version: int = 0
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A rollout with its reward, the verifier's reason, and any flags the reward stack raised."""
+
+    sample: Sample
+    rollout: Rollout
+    reward: float
+    reason: str
+    flags: tuple[str, ...] = ()
+
+
+@dataclass
+class Group:
+    """The G rollouts of one prompt; group-relative advantages are computed within it."""
+
+    sample: Sample
+    members: list[Scored] = field(default_factory=list)
+
+    @property
+    def rewards(self) -> list[float]:
+        return [m.reward for m in self.members]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The tensors one optimiser step trains on. B rows, P prompt columns, T completion columns.
+
+    Prompts are left-padded to P and completions right-padded to T, so that
+    `input_ids[:, P:]` are the completion tokens and the logits at columns P-1 .. P+T-2
+    predict them.
+
+    input_ids:       (B, P+T) long
+    attention_mask:  (B, P+T) long, 1 on real tokens
+    completion_mask: (B, T) float, 1 on completion tokens that enter the loss
+    old_logp:        (B, T) float, log-probs of the behaviour policy (the sampler)
+    adv:             (B, T) float, advantage of each token
+    group_ids:       (B,) long, index of the prompt group of each row, in [0, n_groups)
+    ref_logp:        (B, T) float or None, log-probs of the reference model
+    """
+
+    input_ids: "torch.Tensor"
+    attention_mask: "torch.Tensor"
+    completion_mask: "torch.Tensor"
+    old_logp: "torch.Tensor"
+    adv: "torch.Tensor"
+    group_ids: "torch.Tensor"
+    ref_logp: "torch.Tensor | None" = None
+
+    @property
+    def prompt_len(self) -> int:
+        return self.input_ids.shape[1] - self.completion_mask.shape[1]
+
+    def rows(self, index: "torch.Tensor") -> "Batch":
+        """The sub-batch of the given rows (micro-batching), padding kept as it is."""
+        pick = lambda t: None if t is None else t[index]  # noqa: E731
+        return Batch(
+            input_ids=self.input_ids[index],
+            attention_mask=self.attention_mask[index],
+            completion_mask=self.completion_mask[index],
+            old_logp=self.old_logp[index],
+            adv=self.adv[index],
+            group_ids=self.group_ids[index],
+            ref_logp=pick(self.ref_logp),
+        )

@@ -1,0 +1,75 @@
+"""Tests for rlvr.algo.kl: Schulman's estimators of KL(pi || pi_ref) ("Approximating KL
+divergence", 2020), with d = log pi_ref - log pi at a token sampled from pi:
+
+    k1 = -d,   k2 = d^2 / 2,   k3 = (e^d - 1) - d   (GRPO's choice, arXiv:2402.03300 eq. 4)
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlvr.algo.kl import KL_ESTIMATORS, k1, k2, k3
+
+FAST = settings(max_examples=50, deadline=None)
+
+logps = st.lists(st.floats(min_value=-30, max_value=0), min_size=1, max_size=8)
+
+
+def t64(values) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def test_hand_values():
+    # pi(y) = 0.5, pi_ref(y) = 0.25: d = log(0.25 / 0.5) = -0.6931471805599453
+    # k1 = -d = 0.6931471805599453
+    # k2 = d^2 / 2 = 0.4804530139182014 / 2 = 0.2402265069591007
+    # k3 = (0.5 - 1) + 0.6931471805599453 = 0.1931471805599453
+    logp, ref = t64([math.log(0.5)]), t64([math.log(0.25)])
+    assert k1(logp, ref).item() == pytest.approx(0.6931471805599453, rel=1e-14)
+    assert k2(logp, ref).item() == pytest.approx(0.2402265069591007, rel=1e-14)
+    assert k3(logp, ref).item() == pytest.approx(0.1931471805599453, rel=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(KL_ESTIMATORS))
+@FAST
+@given(logp=logps)
+def test_zero_when_policies_agree(name, logp):
+    x = t64(logp)
+    assert KL_ESTIMATORS[name](x, x.clone()).tolist() == [0.0] * len(logp)
+
+
+@FAST
+@given(logp=logps, data=st.data())
+def test_k3_is_never_negative(logp, data):
+    ref = data.draw(st.lists(st.floats(min_value=-30, max_value=0), min_size=len(logp), max_size=len(logp)))
+    assert (k3(t64(logp), t64(ref)) >= 0).all()
+
+
+@pytest.mark.parametrize("name, grad", [("k2", 0.0), ("k3", 0.0), ("k1", 1.0)])
+@FAST
+@given(logp=logps)
+def test_gradient_at_equal_policies(name, grad, logp):
+    # k2 and k3 have their minimum at pi = pi_ref: d k3 / d logp = 1 - e^d = 0 at d = 0.
+    # k1 = log pi - log pi_ref is linear, with slope 1.
+    x = t64(logp).requires_grad_()
+    KL_ESTIMATORS[name](x, x.detach().clone()).sum().backward()
+    assert x.grad.tolist() == [grad] * len(logp)
+
+
+@FAST
+@given(
+    p=st.lists(st.floats(min_value=0.01, max_value=1), min_size=2, max_size=6),
+    data=st.data(),
+)
+def test_k1_and_k3_are_unbiased(p, data):
+    # E_{y ~ pi}[k(y)] = sum_y pi(y) k(y) must equal KL(pi || pi_ref) = sum_y pi log(pi / pi_ref).
+    q = data.draw(st.lists(st.floats(min_value=0.01, max_value=1), min_size=len(p), max_size=len(p)))
+    pi, ref = t64(p) / sum(p), t64(q) / sum(q)
+    kl = (pi * (pi.log() - ref.log())).sum()
+    for estimator in (k1, k3):
+        torch.testing.assert_close((pi * estimator(pi.log(), ref.log())).sum(), kl, rtol=1e-9, atol=1e-12)
