@@ -22,6 +22,7 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import copy  # noqa: E402
 import cProfile  # noqa: E402
 import io  # noqa: E402
@@ -54,7 +55,7 @@ NEW_TOKENS = 64
 ENGINE_SEED = 0
 THREADS = 2
 MM_SHAPE = (2048, 2048, 1024)  # (m, k, n): a (m, k) @ (k, n) fp32 product
-MM_REPS = 5
+MM_REPS_PER_STEP = 3
 
 
 # --- workload -------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ def step_flops(config, prompt_len: int, new_tokens: int, batch: int) -> dict[str
     return {"generation": gen, "training": train, "total": gen + train}
 
 
-def mm_rates(reps: int = MM_REPS) -> list[float]:
+def mm_rates(reps: int) -> list[float]:
     """GFLOP/s of fp32 torch.mm of MM_SHAPE, one figure per repetition (after one warm-up)."""
     m, k, n = MM_SHAPE
     g = torch.Generator().manual_seed(0)
@@ -141,10 +142,15 @@ def mm_rates(reps: int = MM_REPS) -> list[float]:
 
 # --- the loop -------------------------------------------------------------------------------
 
-def run_step(step: int, prompts, engine, trainer, model, tokenizer, params) -> dict[str, float]:
+def run_step(step: int, prompts, engine, trainer, model, tokenizer, params,
+             around=lambda phase: contextlib.nullcontext()) -> dict[str, float]:
+    """One step of the workload; `around(phase)` wraps "generation" and "training"
+    (the torch profiler uses it)."""
+    faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     picks = [prompts[(step * PROMPTS_PER_STEP + i) % N_PROMPTS] for i in range(PROMPTS_PER_STEP)]
     t0 = time.perf_counter()
-    groups = engine.generate([p for p, _ in picks], GROUP, params)
+    with around("generation"):
+        groups = engine.generate([p for p, _ in picks], GROUP, params)
     t1 = time.perf_counter()
     rollouts = [r for g in groups for r in g]
     rewards = torch.tensor([reward(r.text, gold) for (_, gold), g in zip(picks, groups) for r in g])
@@ -153,7 +159,8 @@ def run_step(step: int, prompts, engine, trainer, model, tokenizer, params) -> d
     adv = outcome_advantages(rewards, group_ids, baseline="group_mean", scale="group_std")
     batch = collate(rollouts, adv, group_ids, tokenizer.pad_token_id)
     t3 = time.perf_counter()
-    metrics = trainer.step(batch)
+    with around("training"):
+        metrics = trainer.step(batch)
     t4 = time.perf_counter()
     engine.load_weights(model.state_dict(), version=step + 1)
     t5 = time.perf_counter()
@@ -172,10 +179,48 @@ def run_step(step: int, prompts, engine, trainer, model, tokenizer, params) -> d
         "optimizer_s": metrics["time/optimizer_s"],
         "trainer_other_s": (t4 - t3) - train,
         "weight_sync_s": t5 - t4,
+        "minor_faults": resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0,
         "reward_mean": float(rewards.mean()),
         "loss": metrics["loss/policy"],
         "grad_norm": metrics["train/grad_norm"],
     }
+
+
+# Op categories for the torch-profiler summary (by aten op name, self CPU time).
+CATEGORIES = {
+    "GEMM (mm/addmm/bmm)": ("aten::mm", "aten::addmm", "aten::bmm", "aten::addmm_", "aten::baddbmm"),
+    "attention (sdpa)": ("aten::_scaled_dot_product_flash_attention_for_cpu",
+                         "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+                         "aten::_scaled_dot_product_attention_math"),
+    "cat / copy (KV cache, rotate_half, masks)": ("aten::cat", "aten::copy_", "aten::index_copy_",
+                                                  "aten::index_put_", "aten::slice_scatter"),
+}
+
+
+def torch_profile_summary(prof, phase: str, top: int = 15) -> dict:
+    events = [e for e in prof.key_averages() if e.key.startswith("aten::")]
+    total = sum(e.self_cpu_time_total for e in events) / 1e6
+    cats = {name: 0.0 for name in CATEGORIES}
+    cats["elementwise and other aten ops"] = 0.0
+    for e in events:
+        for name, ops in CATEGORIES.items():
+            if e.key in ops:
+                cats[name] += e.self_cpu_time_total / 1e6
+                break
+        else:
+            cats["elementwise and other aten ops"] += e.self_cpu_time_total / 1e6
+    print(f"\n--- torch.profiler, {phase} of the last step: self CPU time of aten ops, {total:.2f} s "
+          "(under the profiler, which slows small ops) ---")
+    for name, sec in cats.items():
+        print(f"  {name:44s} {sec:6.2f} s  {sec / total:5.1%}")
+    shaped = sorted(prof.key_averages(group_by_input_shape=True), key=lambda e: -e.self_cpu_time_total)
+    print(f"  top {top} ops by self time, with input shapes:")
+    rows = []
+    for e in [e for e in shaped if e.key.startswith("aten::")][:top]:
+        shapes = str(e.input_shapes)[:70]
+        print(f"    {e.self_cpu_time_total / 1e6:6.3f} s  {e.count:5d} calls  {e.key:40s} {shapes}")
+        rows.append({"op": e.key, "self_s": e.self_cpu_time_total / 1e6, "calls": e.count, "shapes": shapes})
+    return {"aten_self_s": total, "categories_s": cats, "top_ops": rows}
 
 
 def print_profile(prof: cProfile.Profile, path: str | None, top: int = 25) -> None:
@@ -194,6 +239,9 @@ def main() -> None:
     ap.add_argument("--out", help="write the results as JSON to this file")
     ap.add_argument("--profile", metavar="FILE", nargs="?", const="",
                     help="cProfile the last step; print the top functions (and dump to FILE)")
+    ap.add_argument("--torch-profile", action="store_true",
+                    help="torch.profiler over the last step's generation and training; print the "
+                         "time per op category and the top ops")
     args = ap.parse_args()
     if args.steps < 2:
         ap.error("--steps must be at least 2 (step 1 is warm-up)")
@@ -216,25 +264,43 @@ def main() -> None:
     # The figures WORKLOAD.md states, to one decimal: a check of the formula, not its source.
     assert [round(flops[k] / 1e9, 1) for k in ("generation", "training", "total")] == [44.1, 133.9, 178.0]
 
-    rates = mm_rates()
-    steps, prof = [], None
+    # The mm rate is sampled before every step and after the last one (outside the step
+    # timings), so that a shared machine's load shows in the floor as it shows in the steps.
+    mm_before = [mm_rates(MM_REPS_PER_STEP)]
+    steps, prof, tprofs = [], None, {}
+
+    @contextlib.contextmanager
+    def torch_profiled(phase: str):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                    record_shapes=True) as p:
+            yield
+        tprofs[phase] = p
+
     for s in range(args.steps):
-        if args.profile is not None and s == args.steps - 1:
+        last = s == args.steps - 1
+        if args.profile is not None and last:
             prof = cProfile.Profile()
             prof.enable()
-        r = run_step(s, prompts, engine, trainer, model, tokenizer, params)
+        around = torch_profiled if args.torch_profile and last else (lambda phase: contextlib.nullcontext())
+        r = run_step(s, prompts, engine, trainer, model, tokenizer, params, around)
         if prof is not None:
             prof.disable()
+        mm_before.append(mm_rates(MM_REPS_PER_STEP))
+        # This step's own floor: the best mm rate just before or just after it.
+        r["paired_x_of_floor"] = r["step_s"] / (flops["total"] / (max(mm_before[-2] + mm_before[-1]) * 1e9))
         steps.append(r)
         print(f"step {s + 1:2d}  {r['step_s']:6.2f} s  (generation {r['generation_s']:5.2f}, "
               f"train fwd {r['train_forward_s']:5.2f}, bwd {r['backward_s']:5.2f}, "
-              f"opt {r['optimizer_s']:5.3f})  reward {r['reward_mean']:.3f}", flush=True)
-    rates += mm_rates()
+              f"opt {r['optimizer_s']:5.3f})  {r['paired_x_of_floor']:4.2f}x floor  "
+              f"reward {r['reward_mean']:.3f}", flush=True)
+    rates = [x for xs in mm_before for x in xs]
 
     timed = steps[1:]  # steps 2..N; step 1 is warm-up
-    med = {k: statistics.median(r[k] for r in timed) for k in timed[0] if k.endswith("_s")}
-    if prof is not None:  # the profiled step is slowed by cProfile: keep it out of the medians
-        med = {k: statistics.median(r[k] for r in timed[:-1] or timed) for k in med}
+    profiled = prof is not None or args.torch_profile
+    if profiled and len(timed) > 1:  # a profiler slows the profiled step: leave it out
+        timed = timed[:-1]
+    med = {k: statistics.median(r[k] for r in timed) for k in timed[0]
+           if k.endswith("_s") or k in ("minor_faults", "paired_x_of_floor")}
     rate = max(rates)
     floor_s = flops["total"] / (rate * 1e9)
     tokens = PROMPTS_PER_STEP * GROUP * NEW_TOKENS
@@ -244,8 +310,10 @@ def main() -> None:
         "s_per_step": med["step_s"],
         "x_of_floor": med["step_s"] / floor_s,
         "completion_tokens_per_s": tokens / med["step_s"],
-        "split_s": {k[:-2]: v for k, v in med.items() if k != "step_s"},
+        "paired_x_of_floor": med["paired_x_of_floor"],
+        "split_s": {k[:-2]: v for k, v in med.items() if k.endswith("_s") and k != "step_s"},
         "generation_share": med["generation_s"] / med["step_s"],
+        "minor_page_faults_per_step": med["minor_faults"],
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "gflop_per_step": {k: v / 1e9 for k, v in flops.items()},
         "achieved_gflop_s": flops["total"] / 1e9 / med["step_s"],
@@ -256,15 +324,17 @@ def main() -> None:
         "env": {"torch": torch.__version__, "transformers": transformers.__version__,
                 "python": platform.python_version(), "threads": torch.get_num_threads(),
                 "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "cpus": os.cpu_count(),
-                "load_avg_1m": os.getloadavg()[0], "profiled_last_step": prof is not None},
+                "load_avg_1m": os.getloadavg()[0], "profiled_last_step": profiled},
     }
     sp = result["split_s"]
     print(f"\n{WORKLOAD}: {args.steps} steps, medians of steps 2..{args.steps}"
-          + (" (the profiled last step excluded)" if prof is not None else ""))
+          + (" (the profiled last step excluded)" if profiled else ""))
     print(f"  s/step               {med['step_s']:.2f}")
     print(f"  x of floor           {result['x_of_floor']:.2f}  (floor {floor_s:.2f} s = "
           f"{flops['total'] / 1e9:.1f} GFLOP at {rate:.1f} GFLOP/s fp32 mm; "
           f"median mm {result['mm_gflop_s']['median']:.1f})")
+    print(f"  x of floor, paired   {result['paired_x_of_floor']:.2f}  (median over steps of s/step over "
+          f"the floor from the mm rate sampled just before and after that step)")
     print(f"  completion tokens/s  {result['completion_tokens_per_s']:.0f}")
     print(f"  achieved GFLOP/s     {result['achieved_gflop_s']:.1f}  "
           f"({flops['generation'] / 1e9:.1f} generation + {flops['training'] / 1e9:.1f} training GFLOP)")
@@ -275,9 +345,12 @@ def main() -> None:
     print(f"  optimiser            {sp['optimizer']:.3f} s")
     print(f"  other (batching, trainer glue, weight sync)  "
           f"{sp['batching'] + sp['trainer_other'] + sp['weight_sync']:.3f} s")
+    print(f"  minor page faults    {med['minor_faults']:.0f} per step")
     print(f"  peak RSS             {result['peak_rss_mib']:.0f} MiB")
     if prof is not None:
         print_profile(prof, args.profile or None)
+    if tprofs:
+        result["torch_profile"] = {ph: torch_profile_summary(p, ph) for ph, p in tprofs.items()}
     if args.out:
         with open(args.out, "w") as f:
             json.dump(result, f, indent=2)

@@ -148,7 +148,7 @@ def test_seq_mean_token_mean_rows_weigh_one_over_nonempty_rows(batch):
     mask, group_ids, _ = batch
     per_row = AGGREGATIONS["seq_mean_token_mean"](mask, group_ids, C).sum(dim=1)
     nonempty = mask.sum(dim=1) > 0
-    expected = torch.where(nonempty, 1.0 / nonempty.sum().clamp(min=1), 0.0).to(per_row.dtype)
+    expected = torch.where(nonempty, 1.0 / nonempty.sum().clamp(min=1).double(), 0.0)
     torch.testing.assert_close(per_row, expected, rtol=1e-12, atol=0)
 
 
@@ -170,6 +170,6 @@ def test_prompt_mean_groups_weigh_one_over_nonempty_groups(batch):
     w = AGGREGATIONS["prompt_mean"](mask, group_ids, C)
     groups = group_ids.unique()
     tokens = torch.stack([mask[group_ids == g].sum() for g in groups])
-    expected = torch.where(tokens > 0, 1.0 / (tokens > 0).sum().clamp(min=1), 0.0).to(w.dtype)
+    expected = torch.where(tokens > 0, 1.0 / (tokens > 0).sum().clamp(min=1).double(), 0.0)
     got = torch.stack([w[group_ids == g].sum() for g in groups])
     torch.testing.assert_close(got, expected, rtol=1e-12, atol=0)

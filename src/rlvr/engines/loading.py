@@ -25,6 +25,8 @@ def load_model(path: str | Path, dtype: str = "float32") -> PreTrainedModel:
 
 def load_tokenizer(path: str | Path) -> PreTrainedTokenizerBase:
     path = Path(path)
+    if not path.is_dir():  # else transformers takes the path for a hub repo id
+        raise ModelLoadError(f"{path}: model folder not found")
     try:
         tok = AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError, KeyError) as e:

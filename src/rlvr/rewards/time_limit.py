@@ -15,6 +15,8 @@ from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
+_REPEAT_S = 0.05
+
 
 class VerifierTimeout(Exception):
     """Raised by `run_with_time_limit` when the function ran past its limit."""
@@ -37,16 +39,17 @@ def run_with_time_limit(fn: Callable[..., T], seconds: float, *args: Any, **kwar
     """Return `fn(*args, **kwargs)`, or raise `VerifierTimeout` if it takes over `seconds`.
 
     In the main thread an interval timer (`setitimer`, sub-second) sends SIGALRM, whose handler
-    interrupts `fn` at its next Python bytecode; the previous handler and timer are restored
-    afterwards, even on error. Elsewhere signals are unavailable, so `fn` runs in a fresh daemon
-    worker thread and we stop waiting after `seconds`. A thread cannot be killed: on timeout
-    the worker runs on to its end in the background and its result is abandoned.
+    interrupts `fn` at its next Python bytecode (not inside one long C call, such as a single
+    huge integer power); the previous handler and timer are restored afterwards, even on error.
+    Elsewhere signals are unavailable, so `fn` runs in a fresh daemon worker thread and we stop
+    waiting after `seconds`. A thread cannot be killed: on timeout the worker runs on to its
+    end in the background, using a CPU, and its result is abandoned.
     Exceptions raised by `fn` propagate unchanged.
     """
     if not seconds > 0:
         raise ValueError(f"time limit must be positive, got {seconds!r}")
     if threading.current_thread() is threading.main_thread():
-        return fn(*args, **kwargs)
+        return _run_with_alarm(fn, seconds, args, kwargs)
     return _run_in_worker_thread(fn, seconds, args, kwargs)
 
 
@@ -57,7 +60,9 @@ def _raise_alarm_fired(signum: int, frame: object) -> None:
 def _run_with_alarm(fn: Callable[..., T], seconds: float, args: tuple, kwargs: dict) -> T:
     """Main-thread path: SIGALRM after `seconds`, then restore the caller's handler and timer."""
     old_handler = signal.signal(signal.SIGALRM, _raise_alarm_fired)
-    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    # After the first alarm, repeat: a bare `except:` in the timed code (mpmath has a few)
+    # could swallow one alarm, but not every one.
+    old_delay, old_interval = signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT_S)
     start = time.monotonic()
     try:
         try:
