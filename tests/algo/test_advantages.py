@@ -111,22 +111,11 @@ def test_singleton_group_is_zero(scale):
     assert not adv.isnan().any()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG advantages.py:47-49: in float64 the group mean of equal rewards is not exact "
-    "((0.1+0.1+0.1)/3 = 0.10000000000000002), so a zero-variance group gets -1.39e-13, not the "
-    "documented exact 0 (float32 rewards, as sync.py builds them, are exact)",
-)
 def test_zero_variance_group_is_exactly_zero_in_float64():
     adv = adv_of([0.1, 0.1, 0.1], [0, 0, 0], "group_std", dtype=torch.float64)
     assert adv.tolist() == [0.0, 0.0, 0.0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG advantages.py:54: with eps = 0 (allowed by config: adv_eps ge=0) a zero-variance "
-    "or singleton group divides 0 by 0 and gives NaN, not the documented 0",
-)
 def test_zero_variance_group_with_eps_zero_is_not_nan():
     adv = adv_of([1.0, 1.0, 1.0, 0.0], [0, 0, 1, 1], "group_std", eps=0.0)
     assert adv[:2].tolist() == [0.0, 0.0]

@@ -95,7 +95,8 @@ def test_on_policy_gradient_is_vanilla_policy_gradient(data, name, seed):
 )
 def test_gradient_is_zero_exactly_where_clipped(log_ratio, data, eps_low, eps_high):
     lr = torch.tensor(log_ratio, dtype=torch.float64, requires_grad=True)
-    adv = torch.tensor(data.draw(st.lists(adv_values, min_size=len(log_ratio), max_size=len(log_ratio))), dtype=torch.float64)
+    n = len(log_ratio)
+    adv = torch.tensor(data.draw(st.lists(adv_values, min_size=n, max_size=n)), dtype=torch.float64)
     loss, ind = ppo_clip(lr, adv, eps_low=eps_low, eps_high=eps_high)
     loss.sum().backward()
     ratio = lr.detach().exp()

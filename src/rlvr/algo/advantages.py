@@ -44,20 +44,32 @@ def group_std(values: Tensor, group_ids: Tensor) -> Tensor:
     return (sq / dof).sqrt()[group_ids].to(values.dtype)
 
 
+def _safe_divide(adv: Tensor, denom: Tensor) -> Tensor:
+    """adv / denom, with 0 where denom is 0 (then adv is 0 too: a zero-variance group, eps=0)."""
+    return adv / torch.where(denom > 0, denom, torch.ones_like(denom))
+
+
 def subtract_group_mean(rewards: Tensor, group_ids: Tensor) -> Tensor:
-    """The group-mean baseline: r_i - mean_g(r). (B,) → (B,)."""
-    return rewards - group_mean(rewards, group_ids)
+    """The group-mean baseline: r_i - mean_g(r). (B,) → (B,).
+
+    A group of equal rewards gets exactly 0 (a float mean of equal values can be off by an ulp).
+    """
+    n_groups = int(group_ids.max()) + 1 if group_ids.numel() else 0
+    spread = (torch.full((n_groups,), float("-inf"), dtype=rewards.dtype).scatter_reduce(0, group_ids, rewards, "amax")
+              - torch.full((n_groups,), float("inf"), dtype=rewards.dtype).scatter_reduce(0, group_ids, rewards, "amin"))
+    centred = rewards - group_mean(rewards, group_ids)
+    return torch.where(spread[group_ids] == 0, torch.zeros_like(centred), centred)
 
 
 def scale_by_group_std(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Tensor:
     """GRPO: divide by the std of the rewards in the row's group, plus eps. (B,) → (B,)."""
-    return adv / (group_std(rewards, group_ids) + eps)
+    return _safe_divide(adv, group_std(rewards, group_ids) + eps)
 
 
 def scale_by_batch_std(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Tensor:
     """ScaleRL batch-level normalisation: divide by the std of the centred batch. (B,) → (B,)."""
     std = adv.std() if adv.numel() > 1 else adv.new_zeros(())
-    return adv / (std + eps)
+    return _safe_divide(adv, std + eps)
 
 
 def no_scale(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Tensor:

@@ -59,6 +59,9 @@ class Objective:
         logp (B, T) with gradient; `weights` (B, T) are this batch's rows of the full weights.
         """
         mask = batch.completion_mask
+        # Padding holds arbitrary log-probs; an extreme one would make exp() overflow and
+        # inf * 0 = NaN. Replace it by the behaviour log-prob, which every estimator maps to 0.
+        logp = torch.where(mask.bool(), logp, batch.old_logp)
         log_ratio = RATIO_LEVELS[self.ratio_level](logp, batch.old_logp, mask)
         per_token, indicators = SURROGATES[self.surrogate](log_ratio, batch.adv, **self.surrogate_args)
         stats = {f"policy/{k}_frac": v for k, v in indicators.items()}
@@ -68,7 +71,8 @@ class Objective:
         if self.needs_ref:
             if batch.ref_logp is None:
                 raise ValueError(f"kl={self.kl!r} needs ref_logp in the batch")
-            kl = KL_ESTIMATORS[self.kl](logp, batch.ref_logp)
+            ref_logp = torch.where(mask.bool(), batch.ref_logp, logp.detach())
+            kl = KL_ESTIMATORS[self.kl](logp, ref_logp)
             per_token = per_token + self.kl_coef * kl
             stats["policy/kl_ref"] = kl.detach()
         loss = (weights * per_token * mask).sum()

@@ -28,7 +28,8 @@ class ProgressDisplay:
     def update(self, step: int, metrics: dict[str, float]) -> None:
         if "eval/accuracy" in metrics:
             self.last_eval = metrics["eval/accuracy"]
-        stats = (f"reward {metrics['reward/mean']:.3f}  held-out acc {self.last_eval:.1%}  "
+        acc = "n/a" if self.last_eval != self.last_eval else f"{self.last_eval:.1%}"
+        stats = (f"reward {metrics['reward/mean']:.3f}  held-out acc {acc}  "
                  f"{metrics['throughput/tokens_per_s']:.0f} tok/s")
         if self.bar is not None:
             self.bar.update(self.task, completed=step, stats=stats)

@@ -66,6 +66,7 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
     if eval_full:
         result.accuracy_before = loop.evaluate(size=len(loop.parts.test_set))
         display.note(f"held-out greedy accuracy before training: {result.accuracy_before:.1%}")
+        display.last_eval = result.accuracy_before
     try:
         loop.run(display)
     finally:
