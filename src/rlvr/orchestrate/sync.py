@@ -17,6 +17,7 @@ from rlvr.orchestrate.components import Components
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.run_folder import RunFolder
 from rlvr.orchestrate.scoring import score_groups
+from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows
 from rlvr.tasks import PromptSampler
 from rlvr.train.batching import collate
@@ -62,6 +63,15 @@ class SyncLoop:
 
     def run(self, display: ProgressDisplay) -> None:
         c = self.config
+        board = TensorBoardLog(self.folder.path / "tensorboard") if c.log.tensorboard else None
+        try:
+            self._run(display, board)
+        finally:
+            if board is not None:
+                board.close()
+
+    def _run(self, display: ProgressDisplay, board: TensorBoardLog | None) -> None:
+        c = self.config
         while self.step < c.train.steps:
             if c.train.time_limit_s is not None and self.elapsed >= c.train.time_limit_s:
                 display.note(f"stopping: train.time_limit_s = {c.train.time_limit_s} reached")
@@ -70,6 +80,8 @@ class SyncLoop:
             if self.should_eval():
                 metrics["eval/accuracy"] = self.evaluate()
             self.folder.append_metrics(metrics)
+            if board is not None:
+                board.write(metrics)
             if self.step % c.checkpoint.every == 0 or self.step == c.train.steps:
                 self.checkpoint()
             display.update(self.step, metrics)
