@@ -74,7 +74,7 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
     if eval_full:
         result.accuracy_after = loop.evaluate(size=len(loop.parts.test_set))
     result.steps, result.train_seconds = loop.step, loop.elapsed
-    plot_reward_curve(folder.read_metrics(), folder.reward_curve)
+    plot_reward_curve(folder.read_metrics(), folder.reward_curve, accuracy_before=result.accuracy_before)
     return result
 
 
