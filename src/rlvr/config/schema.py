@@ -97,6 +97,11 @@ class CheckpointSection(Section):
     keep: int = Field(2, ge=1)
 
 
+class OrchestrateSection(Section):
+    mode: Literal["sync", "async"] = "sync"
+    max_staleness: int = Field(0, ge=0)  # async: policy versions a batch may lag the trainer
+
+
 class Config(Section):
     run: RunSection = RunSection()
     model: ModelSection = ModelSection()
@@ -108,6 +113,7 @@ class Config(Section):
     eval: EvalSection = EvalSection()
     log: LogSection = LogSection()
     checkpoint: CheckpointSection = CheckpointSection()
+    orchestrate: OrchestrateSection = OrchestrateSection()
 
     @model_validator(mode="after")
     def _coherent(self) -> "Config":
@@ -134,5 +140,7 @@ def incoherences(c: Config):
         yield "task.kind = 'jsonl' needs task.train_path"
     if t.kind == "arithmetic" and (t.train_path or t.test_path):
         yield "task.train_path / task.test_path are only read when task.kind = 'jsonl'"
+    if c.orchestrate.mode == "sync" and c.orchestrate.max_staleness > 0:
+        yield "orchestrate.max_staleness > 0 needs orchestrate.mode = 'async'"
     if t.low > t.high:
         yield f"task.low ({t.low}) is above task.high ({t.high})"

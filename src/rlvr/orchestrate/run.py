@@ -14,6 +14,7 @@ from rlvr.orchestrate.components import build
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
 from rlvr.orchestrate.run_folder import RunFolder
+from rlvr.orchestrate.async_loop import AsyncLoop
 from rlvr.orchestrate.sync import SyncLoop
 from rlvr.train.checkpoint import list_checkpoints
 
@@ -45,7 +46,7 @@ def open_loop(config: Config, folder: RunFolder, resume: bool) -> SyncLoop:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     found = list_checkpoints(folder.checkpoints) if resume else []
     parts = build(config, repo_root(), weights_from=found[-1] if found else None)
-    loop = SyncLoop(config, parts, folder)
+    loop = (AsyncLoop if config.orchestrate.mode == "async" else SyncLoop)(config, parts, folder)
     if resume:
         loop.resume_from_latest()
     return loop

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections import Counter
+from dataclasses import dataclass
 import torch
 
 from rlvr.algo import outcome_advantages
@@ -23,9 +25,24 @@ from rlvr.tasks import PromptSampler
 from rlvr.train.batching import collate
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
 from rlvr.train.logprobs import batch_logprobs
+from rlvr.types import Scored
+
+
+@dataclass
+class Produced:
+    """A scored batch of groups, with how it was made and the loop state before it was drawn."""
+
+    groups: list[list[Scored]]
+    counts: Counter
+    generate_s: float
+    score_s: float
+    state_before: dict
+    policy_version: int
 
 
 class SyncLoop:
+    overlapped = False  # generation runs beside training (the async loop sets this)
+
     def __init__(self, config: Config, parts: Components, folder: RunFolder):
         self.config, self.parts, self.folder = config, parts, folder
         self.sampler = PromptSampler(parts.train_set, seed=config.run.seed)
@@ -51,10 +68,13 @@ class SyncLoop:
         self.parts.engine.load_weights(self.parts.model.state_dict(), version=self.step)
 
     def checkpoint(self) -> None:
-        state = {"optimizer": self.parts.trainer.optimizer.state_dict(),
-                 "engine_rng": self.parts.engine.generator.get_state(),
-                 "sampler": self.sampler.state(), "elapsed": self.elapsed}
+        state = {"optimizer": self.parts.trainer.optimizer.state_dict(), "elapsed": self.elapsed,
+                 **self.next_batch_state()}
         save_checkpoint(self.folder.checkpoints, self.step, self.parts.model, state, self.config.checkpoint.keep)
+
+    def next_batch_state(self) -> dict:
+        """The loop state from which the next batch to train on will be drawn."""
+        return self.loop_state()
 
     def evaluate(self, size: int | None = None) -> float:
         test = self.parts.test_set[: size if size is not None else self.config.eval.size]
@@ -91,29 +111,46 @@ class SyncLoop:
         return bool(e.size and self.parts.test_set and e.every and self.step % e.every == 0)
 
     def train_step(self) -> dict[str, float]:
+        """One synchronous step: produce a batch with the current weights, then train on it."""
+        return self.consume(self.produce())
+
+    def loop_state(self) -> dict:
+        """What must be restored to draw the next batch exactly as this run would have."""
+        return {"sampler": self.sampler.state(), "engine_rng": self.parts.engine.generator.get_state()}
+
+    def produce(self) -> Produced:
+        """Draw prompts, generate G completions each, and score them."""
         c, p = self.config, self.parts
-        t_start = time.perf_counter()
+        state = self.loop_state()
+        t0 = time.perf_counter()
         samples = self.sampler.next_batch(c.sampling.prompts_per_step)
         rollouts = p.engine.generate([s.prompt for s in samples], c.sampling.group_size, p.sampling)
-        t_gen = time.perf_counter()
+        t1 = time.perf_counter()
         groups, counts = score_groups(p.reward_fn, samples, rollouts, c.reward.on_error)
-        t_score = time.perf_counter()
-        batch = self.make_batch(groups)
+        return Produced(groups, counts, t1 - t0, time.perf_counter() - t1, state, p.engine.policy_version)
+
+    def consume(self, produced: Produced, wait_s: float = 0.0) -> dict[str, float]:
+        """Train on a produced batch, push the new weights to the engine, and report."""
+        c, p = self.config, self.parts
+        t0 = time.perf_counter()
+        batch = self.make_batch(produced.groups)
         metrics: dict[str, float] = {}
         for _ in range(c.train.updates_per_batch):
             metrics = p.trainer.step(batch)
         self.step += 1
         self.sync_weights()
-        t_end = time.perf_counter()
-        self.elapsed += t_end - t_start
-        tokens = int(batch.completion_mask.sum())
-        metrics.update(rollout_metrics(groups))
-        metrics.update({k: float(v) for k, v in counts.items()})
-        metrics.update({"step": self.step, "time/generate_s": t_gen - t_start, "time/score_s": t_score - t_gen,
-                        "time/step_s": t_end - t_start, "time/elapsed_s": self.elapsed,
-                        "throughput/tokens_per_s": tokens / (t_end - t_start),
-                        "adv/abs_mean": float(batch.adv.abs().sum() / batch.completion_mask.sum())})
-        self.folder.append_samples(sample_rows(groups, self.step, c.log.samples_per_step))
+        train_s = time.perf_counter() - t0
+        # Sync: the step is generation + training. Async: what the trainer waited + training.
+        step_s = train_s + (wait_s if self.overlapped else produced.generate_s + produced.score_s)
+        self.elapsed += step_s
+        metrics.update(rollout_metrics(produced.groups))
+        metrics.update({k: float(v) for k, v in produced.counts.items()})
+        metrics.update({"step": self.step, "time/generate_s": produced.generate_s, "time/score_s": produced.score_s,
+                        "time/step_s": step_s, "time/elapsed_s": self.elapsed,
+                        "throughput/tokens_per_s": float(batch.completion_mask.sum()) / step_s,
+                        "adv/abs_mean": float(batch.adv.abs().sum() / batch.completion_mask.sum()),
+                        "async/staleness": float(self.step - 1 - produced.policy_version)})
+        self.folder.append_samples(sample_rows(produced.groups, self.step, c.log.samples_per_step))
         return dict(sorted(metrics.items(), key=lambda kv: (kv[0] != "step", kv[0])))
 
     def make_batch(self, groups):
