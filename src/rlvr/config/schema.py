@@ -51,6 +51,7 @@ class SamplingSection(Section):
     temperature: float = Field(1.0, gt=0)
     top_p: float = Field(1.0, gt=0, le=1)
     max_new_tokens: int = Field(8, ge=1)
+    min_new_tokens: int = Field(0, ge=0)  # EOS is suppressed until this many tokens (benchmarks)
     stop: list[str] = []
 
 
@@ -142,5 +143,7 @@ def incoherences(c: Config):
         yield "task.train_path / task.test_path are only read when task.kind = 'jsonl'"
     if c.orchestrate.mode == "sync" and c.orchestrate.max_staleness > 0:
         yield "orchestrate.max_staleness > 0 needs orchestrate.mode = 'async'"
+    if c.sampling.min_new_tokens > c.sampling.max_new_tokens:
+        yield "sampling.min_new_tokens is above sampling.max_new_tokens"
     if t.low > t.high:
         yield f"task.low ({t.low}) is above task.high ({t.high})"

@@ -79,7 +79,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
                          max(config.sampling.max_new_tokens, config.eval.max_new_tokens))
     s = config.sampling
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
-                              top_p=s.top_p, stop=tuple(s.stop))
+                              top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
     objective = objective_from(config)
     ref_model = load_model(model_path, config.model.dtype).eval() if objective.needs_ref else None
     t = config.train

@@ -1,0 +1,111 @@
+"""Sync vs async (max_staleness k = 1, 2, 4, 8) on a rollout-bound workload, same run, same seed.
+
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/async_pipeline.py [--steps 40] [--out docs/async]
+
+Workload: the demo model and task (recipes/demo.toml), with completions forced to
+`--min-new-tokens` tokens (EOS suppressed) so that generation takes at least twice the
+training time, and the reward "the completion starts with the right sum" (a function in this
+file, passed as reward.function). Each mode trains the same number of steps from the same
+seed; the table gives wall-clock seconds per step and the reward of the last steps, as ratios
+against sync measured in the same run. Writes `table.md`, `results.json` and `async.png`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+
+def starts_with_sum(response: str, gold: str) -> float:
+    """1 when the completion opens with the right sum (what follows is filler: EOS is banned)."""
+    return float(response.lstrip().startswith(gold))
+
+
+def run_mode(mode: str, k: int, args, out_root: Path) -> dict:
+    from rlvr.config import load_config
+    from rlvr.orchestrate import train
+
+    overrides = [f"run.output_dir={out_root}", f"run.name={mode}-k{k}", f"train.steps={args.steps}",
+                 f"sampling.min_new_tokens={args.min_new_tokens}", f"sampling.prompts_per_step={args.prompts}", f"sampling.max_new_tokens={args.min_new_tokens}",
+                 "reward.function=async_pipeline:starts_with_sum", "eval.size=0", "log.progress=none",
+                 "train.time_limit_s=100000", "checkpoint.every=100000", f"orchestrate.mode={mode}",
+                 f"orchestrate.max_staleness={k}"]
+    start = time.perf_counter()
+    result = train(load_config(REPO / "recipes" / "demo.toml", overrides))
+    wall = time.perf_counter() - start
+    rows = result.folder.read_metrics()
+    tail = rows[-max(1, len(rows) // 4):]
+    return {"mode": mode, "k": k, "wall_s": wall, "s_per_step": wall / len(rows),
+            "generate_s": statistics.median(r["time/generate_s"] for r in rows),
+            "train_s": statistics.median(r["time/train_forward_s"] + r["time/backward_s"] + r["time/optimizer_s"] for r in rows),
+            "reward_last_quarter": statistics.fmean(r["reward/mean"] for r in tail),
+            "staleness_mean": statistics.fmean(r["async/staleness"] for r in rows),
+            "reward_curve": [r["reward/mean"] for r in rows],
+            "elapsed": [r["time/elapsed_s"] for r in rows]}
+
+
+def table(results: list[dict]) -> str:
+    base = results[0]
+    lines = ["| mode | s/step | x sync time | reward (last quarter) | x sync reward | mean staleness | gen s / train s |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        name = "sync" if r["mode"] == "sync" else f"async k={r['k']}"
+        lines.append(f"| {name} | {r['s_per_step']:.3f} | {r['s_per_step'] / base['s_per_step']:.2f} | "
+                     f"{r['reward_last_quarter']:.3f} | {r['reward_last_quarter'] / max(base['reward_last_quarter'], 1e-9):.2f} | "
+                     f"{r['staleness_mean']:.2f} | {r['generate_s']:.3f} / {r['train_s']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(results: list[dict], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for r in results:
+        label = "sync" if r["mode"] == "sync" else f"async k={r['k']}"
+        axes[0].plot(range(1, len(r["reward_curve"]) + 1), r["reward_curve"], label=label, alpha=0.8)
+        axes[1].plot(r["elapsed"], r["reward_curve"], label=label, alpha=0.8)
+    axes[0].set_xlabel("step")
+    axes[1].set_xlabel("training wall-clock (s)")
+    for ax in axes:
+        ax.set_ylabel("train reward")
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--min-new-tokens", type=int, default=56)
+    ap.add_argument("--prompts", type=int, default=2, help="prompts per step (x 8 samples)")
+    ap.add_argument("--ks", default="1,2,4,8")
+    ap.add_argument("--out", type=Path, default=REPO / "docs" / "async")
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(2)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        results = [run_mode("sync", 0, args, Path(tmp))]
+        results += [run_mode("async", int(k), args, Path(tmp)) for k in args.ks.split(",")]
+    text = table(results)
+    print(text)
+    (args.out / "table.md").write_text(text)
+    (args.out / "results.json").write_text(json.dumps(results, indent=1))
+    plot(results, args.out / "async.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""The engine contract (rlvr.engines.Engine): every engine passes these tests.
+
+An engine joins by adding a factory to ENGINES below; one that needs hardware this machine
+lacks is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+
+import pytest
+import torch
+
+from rlvr.engines import HFEngine, SamplingParams
+from rlvr.train.batching import collate
+from rlvr.train.logprobs import batch_logprobs
+
+
+def _vllm_reason() -> str | None:
+    if importlib.util.find_spec("vllm") is None:
+        return "vllm is not installed (optional extra `vllm`)"
+    if not torch.cuda.is_available():
+        return "the vLLM engine needs a CUDA GPU"
+    return "the vLLM engine is not implemented yet (issue 6)"
+
+
+ENGINES = {
+    "hf": pytest.param(lambda model, tok: HFEngine(model, tok, seed=0), id="hf"),
+    "vllm": pytest.param(None, id="vllm", marks=pytest.mark.skip(reason=_vllm_reason() or "")),
+}
+
+
+@pytest.fixture(params=list(ENGINES.values()))
+def engine(request, tiny_model, tokenizer):
+    return request.param(copy.deepcopy(tiny_model), tokenizer)
+
+
+def test_shape_of_the_result(engine, tokenizer):
+    params = SamplingParams(max_new_tokens=5)
+    groups = engine.generate(["1+2=", "30+40=", "5+5="], 3, params)
+    assert [len(g) for g in groups] == [3, 3, 3]
+    for g, prompt in zip(groups, ["1+2=", "30+40=", "5+5="]):
+        for r in g:
+            assert list(r.prompt_ids) == tokenizer(prompt, add_special_tokens=False)["input_ids"]
+            assert 1 <= len(r.completion_ids) <= 5 and len(r.logprobs) == len(r.completion_ids)
+            assert r.finish_reason in ("stop", "length")
+            assert all(lp <= 0 for lp in r.logprobs)
+
+
+def test_logprobs_are_the_trainers(engine, tiny_model, tokenizer):
+    rollouts = [r for g in engine.generate(["12+34=", "7+8="], 4, SamplingParams(max_new_tokens=6)) for r in g]
+    n = len(rollouts)
+    batch = collate(rollouts, torch.zeros(n), torch.zeros(n, dtype=torch.long), tokenizer.pad_token_id)
+    with torch.no_grad():
+        forced = batch_logprobs(tiny_model, batch)
+    mask = batch.completion_mask.bool()
+    torch.testing.assert_close(forced[mask], batch.old_logp[mask], atol=1e-4, rtol=0)
+
+
+def test_new_weights_and_version(engine, tiny_model):
+    assert engine.policy_version == 0
+    state = {k: v.clone() for k, v in tiny_model.state_dict().items()}
+    engine.load_weights(state, version=3)
+    assert engine.policy_version == 3
+    assert all(r.policy_version == 3 for r in engine.generate(["1+1="], 2, SamplingParams(max_new_tokens=2))[0])
