@@ -101,6 +101,9 @@ class CheckpointSection(Section):
 class OrchestrateSection(Section):
     mode: Literal["sync", "async"] = "sync"
     max_staleness: int = Field(0, ge=0)  # async: policy versions a batch may lag the trainer
+    backend: Literal["local", "ray"] = "local"
+    ray_address: str = "auto"  # a running cluster (`ray start --head`)
+    rollout_workers: int = Field(1, ge=1)  # ray: rollout actors
 
 
 class Config(Section):
@@ -145,5 +148,7 @@ def incoherences(c: Config):
         yield "orchestrate.max_staleness > 0 needs orchestrate.mode = 'async'"
     if c.sampling.min_new_tokens > c.sampling.max_new_tokens:
         yield "sampling.min_new_tokens is above sampling.max_new_tokens"
+    if c.orchestrate.backend == "local" and c.orchestrate.rollout_workers > 1:
+        yield "orchestrate.rollout_workers > 1 needs orchestrate.backend = 'ray'"
     if t.low > t.high:
         yield f"task.low ({t.low}) is above task.high ({t.high})"

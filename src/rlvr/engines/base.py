@@ -45,3 +45,7 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def policy_version(self) -> int:
         """The trainer step whose weights the engine samples from."""
+
+    def stats(self) -> dict[str, float]:
+        """Engine metrics for the step's metrics line (e.g. workers replaced); none by default."""
+        return {}

@@ -18,6 +18,7 @@ import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.engines.base import Engine, SamplingParams
+from rlvr.engines.loading import pad_token_id
 from rlvr.types import Rollout
 
 
@@ -66,7 +67,7 @@ class HFEngine(Engine):
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.eos_id = tokenizer.eos_token_id
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
+        self.pad_id = pad_token_id(tokenizer)
         self.max_batch = max_batch
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self._version = 0

@@ -45,3 +45,8 @@ def _check_folder(path: Path) -> None:
         raise ModelLoadError(f"{path}: no config.json (is this a Hugging Face model folder?)")
     if not any(path.glob("*.safetensors")) and not any(path.glob("*.bin")):
         raise ModelLoadError(f"{path}: no weights (*.safetensors or *.bin)")
+
+
+def pad_token_id(tokenizer: PreTrainedTokenizerBase) -> int:
+    """The padding id; EOS when the tokenizer has no pad token (the mask, not the id, tells)."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id

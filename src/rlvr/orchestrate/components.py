@@ -11,7 +11,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.algo import Objective
 from rlvr.config import Config
-from rlvr.engines import HFEngine, SamplingParams
+from rlvr.engines import Engine, HFEngine, SamplingParams
 from rlvr.engines.loading import load_model, load_tokenizer
 from rlvr.errors import DatasetError
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
@@ -25,7 +25,7 @@ class Components:
     model: PreTrainedModel
     ref_model: PreTrainedModel | None
     tokenizer: PreTrainedTokenizerBase
-    engine: HFEngine
+    engine: Engine
     trainer: Trainer
     reward_fn: RewardFn
     train_set: list[Sample]
@@ -68,6 +68,17 @@ def objective_from(config: Config) -> Objective:
                      kl=a.kl, kl_coef=a.kl_coef)
 
 
+def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
+    """The in-process engine by default; Ray rollout actors with orchestrate.backend = 'ray'."""
+    o = config.orchestrate
+    if o.backend == "ray":
+        from rlvr.engines.ray_engine import RayEngine
+
+        return RayEngine(str(model_path), tokenizer, dtype=config.model.dtype, workers=o.rollout_workers,
+                         address=o.ray_address, seed=config.run.seed)
+    return HFEngine(copy.deepcopy(model), tokenizer, seed=config.run.seed)
+
+
 def build(config: Config, base: Path, weights_from: Path | None = None) -> Components:
     """Everything a run needs. `weights_from` (a checkpoint) replaces the model's weights."""
     model_path = resolve_path(config.model.path, base)
@@ -86,7 +97,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     trainer = Trainer(model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
                                                     max_grad_norm=t.max_grad_norm),
                       micro_batch_size=t.micro_batch_size, temperature=s.temperature)
-    engine = HFEngine(copy.deepcopy(model), tokenizer, seed=config.run.seed)
+    engine = make_engine(config, model, tokenizer, model_path)
     torch.manual_seed(config.run.seed)
     return Components(model, ref_model, tokenizer, engine, trainer, build_reward_fn(config.reward),
                       train_set, test_set, sampling)

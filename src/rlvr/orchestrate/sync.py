@@ -14,6 +14,7 @@ import torch
 
 from rlvr.algo import outcome_advantages
 from rlvr.config import Config
+from rlvr.engines.loading import pad_token_id
 from rlvr.evaluate import greedy_accuracy
 from rlvr.orchestrate.components import Components
 from rlvr.orchestrate.progress import ProgressDisplay
@@ -145,6 +146,7 @@ class SyncLoop:
         self.elapsed += step_s
         metrics.update(rollout_metrics(produced.groups))
         metrics.update({k: float(v) for k, v in produced.counts.items()})
+        metrics.update(p.engine.stats())
         metrics.update({"step": self.step, "time/generate_s": produced.generate_s, "time/score_s": produced.score_s,
                         "time/step_s": step_s, "time/elapsed_s": self.elapsed,
                         "throughput/tokens_per_s": float(batch.completion_mask.sum()) / step_s,
@@ -159,7 +161,7 @@ class SyncLoop:
         rewards = torch.tensor([s.reward for s in flat])
         group_ids = torch.tensor([i for i, g in enumerate(groups) for _ in g])
         adv = outcome_advantages(rewards, group_ids, baseline=c.algo.baseline, scale=c.algo.scale, eps=c.algo.adv_eps)
-        batch = collate([s.rollout for s in flat], adv, group_ids, p.engine.pad_id)
+        batch = collate([s.rollout for s in flat], adv, group_ids, pad_token_id(p.tokenizer))
         if p.ref_model is not None:
             with torch.no_grad():
                 ref = batch_logprobs(p.ref_model, batch, c.sampling.temperature) * batch.completion_mask

@@ -1,0 +1,115 @@
+"""An engine whose rollouts are made by Ray actors, each holding an in-process HF engine.
+
+The driver splits each `generate` call into one chunk per worker and gives every chunk its own
+sampling seed drawn from the driver's generator. A chunk's result therefore does not depend on
+which worker ran it, so when a worker dies its chunk is redone on a fresh worker with the same
+seed: nothing is lost, nothing is counted twice, and the run is the one it would have been.
+
+Weights go through Ray's object store: `load_weights` puts the state dict once, and every
+worker loads it before its next chunk. (Across GPUs NCCL would be the faster path; not built.)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from rlvr.engines.base import Engine, SamplingParams
+from rlvr.errors import RlvrError
+from rlvr.types import Rollout
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise RlvrError("orchestrate.backend = 'ray' needs Ray: pip install 'rlvr[ray]'") from None
+    return ray
+
+
+class RolloutWorker:
+    """Runs in a Ray actor: loads the model from a local folder and samples on request."""
+
+    def __init__(self, model_path: str, dtype: str, threads: int):
+        from rlvr.engines.hf import HFEngine
+        from rlvr.engines.loading import load_model, load_tokenizer
+
+        torch.set_num_threads(threads)
+        self.engine = HFEngine(load_model(model_path, dtype), load_tokenizer(model_path))
+
+    def generate(self, rows: list[list[int]], params: SamplingParams, seed: int,
+                 weights: dict | None, version: int) -> list[Rollout]:
+        if weights is not None:
+            self.engine.load_weights(weights, version)
+        self.engine.generator.manual_seed(seed)
+        return self.engine.generate_ids(rows, params)
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+class RayEngine(Engine):
+    def __init__(self, model_path: str, tokenizer, *, dtype: str = "float32", workers: int = 1,
+                 address: str = "auto", seed: int = 0, threads_per_worker: int = 1):
+        ray = _ray()
+        if not ray.is_initialized():
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except ConnectionError:
+                raise RlvrError(f"no Ray cluster at orchestrate.ray_address = {address!r}: "
+                                "start one with `ray start --head`") from None
+        self.ray, self.tokenizer = ray, tokenizer
+        self.generator = torch.Generator().manual_seed(seed)
+        self._actor = ray.remote(num_cpus=0)(RolloutWorker)
+        self._spec = (model_path, dtype, threads_per_worker)
+        self.workers = [self._spawn() for _ in range(workers)]
+        self.worker_versions = [0] * workers  # the version each worker holds (0: the folder's)
+        self.weights_ref, self._version = None, 0
+        self.restarts = 0  # workers replaced after dying (a metric)
+
+    def _spawn(self):
+        return self._actor.remote(*self._spec)
+
+    @property
+    def policy_version(self) -> int:
+        return self._version
+
+    def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
+        self.weights_ref = self.ray.put({k: v.detach().cpu() for k, v in state_dict.items()})
+        self._version = version
+
+    def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
+        rows = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts for _ in range(n)]
+        size = -(-len(rows) // len(self.workers))
+        chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
+        seeds = torch.randint(0, 2**62, (len(chunks),), generator=self.generator).tolist()
+        flat: list[Rollout] = []
+        for rollouts in self._run_chunks(chunks, seeds, params):
+            flat.extend(rollouts)
+        return [flat[i * n:(i + 1) * n] for i in range(len(prompts))]
+
+    def _run_chunks(self, chunks, seeds, params) -> list[list[Rollout]]:
+        """Run chunk i on worker i; a chunk whose worker died is redone on a replacement."""
+        results: list[list[Rollout] | None] = [None] * len(chunks)
+        pending = dict(enumerate(chunks))
+        while pending:
+            refs = {i: self.workers[i].generate.remote(c, params, seeds[i], self._weights_for(i), self._version)
+                    for i, c in pending.items()}
+            for i, ref in refs.items():
+                try:
+                    results[i] = self.ray.get(ref)
+                    self.worker_versions[i] = self._version
+                    del pending[i]
+                except self.ray.exceptions.RayActorError:
+                    self.workers[i] = self._spawn()
+                    self.worker_versions[i] = 0
+                    self.restarts += 1
+        return results
+
+    def _weights_for(self, i: int):
+        """Send the weights only to a worker that does not hold this version yet."""
+        return None if self.worker_versions[i] == self._version else self.weights_ref
+
+    def stats(self) -> dict[str, float]:
+        return {"engine/worker_restarts": float(self.restarts)}
