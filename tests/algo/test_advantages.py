@@ -200,3 +200,45 @@ def test_constant_group_gives_exact_zeros_float32(data, constant, size, scale):
     adv = adv_of(rewards + [constant] * size, group_ids + [new_group] * size, scale, dtype=torch.float32)
     assert not adv.isnan().any()
     assert adv[-size:].tolist() == [0.0] * size
+
+
+# --- RLOO and no baseline (arXiv:2402.14740 eq. 6; REINFORCE++ arXiv:2501.03262) ----------------
+
+
+def rloo_of(rewards, group_ids, dtype=torch.float64):
+    return outcome_advantages(torch.tensor(rewards, dtype=dtype), torch.tensor(group_ids), baseline="rloo", scale="none")
+
+
+def test_rloo_hand_computed():
+    # Group 0 [1, 0, 0, 1]: A_0 = 1 - (0 + 0 + 1)/3 = 2/3, A_1 = 0 - (1 + 0 + 1)/3 = -2/3.
+    # Group 1 [3, 5]: A = 3 - 5 = -2 and 5 - 3 = +2. Group 2 [7] (singleton): 0.
+    adv = rloo_of([1, 0, 0, 1, 3, 5, 7], [0, 0, 0, 0, 1, 1, 2])
+    expected = torch.tensor([2 / 3, -2 / 3, -2 / 3, 2 / 3, -2.0, 2.0, 0.0], dtype=torch.float64)
+    torch.testing.assert_close(adv, expected, rtol=1e-12, atol=1e-15)
+
+
+@FAST
+@given(data=grouped_rewards())
+def test_rloo_equals_leave_one_out_loop(data):
+    rewards, group_ids = data
+    expected = []
+    for i, (r, g) in enumerate(zip(rewards, group_ids)):
+        others = [rj for j, (rj, gj) in enumerate(zip(rewards, group_ids)) if gj == g and j != i]
+        expected.append(r - statistics.fmean(others) if others else 0.0)
+    torch.testing.assert_close(rloo_of(rewards, group_ids), torch.tensor(expected, dtype=torch.float64),
+                               rtol=1e-9, atol=1e-9)
+
+
+@FAST
+@given(data=grouped_rewards(st.floats(min_value=-1e3, max_value=1e3, width=32)),
+       constant=st.floats(min_value=-1e3, max_value=1e3, width=32))
+def test_rloo_zero_variance_group_is_exactly_zero(data, constant):
+    rewards, group_ids = data
+    new = max(group_ids) + 1
+    adv = rloo_of(rewards + [constant] * 3, group_ids + [new] * 3, dtype=torch.float32)
+    assert adv[-3:].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_no_baseline_keeps_rewards():
+    adv = outcome_advantages(torch.tensor([1.0, 0.0, 0.5]), torch.tensor([0, 0, 1]), baseline="none", scale="none")
+    assert adv.tolist() == [1.0, 0.0, 0.5]

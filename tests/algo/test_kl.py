@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlvr.algo.kl import KL_ESTIMATORS, k1, k2, k3
+from rlvr.algo.kl import KL_ESTIMATORS, k1, k2, k3, kl_estimate, kl_reward_penalty
 
 FAST = settings(max_examples=50, deadline=None)
 
@@ -73,3 +73,22 @@ def test_k1_and_k3_are_unbiased(p, data):
     kl = (pi * (pi.log() - ref.log())).sum()
     for estimator in (k1, k3):
         torch.testing.assert_close((pi * estimator(pi.log(), ref.log())).sum(), kl, rtol=1e-9, atol=1e-12)
+
+
+def test_kl_estimate_clamp_hand_computed():
+    # d = log pi_ref - log pi = 5: k3 = e^5 - 1 - 5 = 142.4131591025766, clamped to 10;
+    # k1 = -5, clamped to -2 by a bound of 2.
+    logp, ref = t64([0.0]), t64([5.0])
+    assert kl_estimate("k3", logp, ref).item() == pytest.approx(142.4131591025766, rel=1e-12)
+    assert kl_estimate("k3", logp, ref, clamp=10.0).item() == 10.0
+    assert kl_estimate("k1", logp, ref, clamp=2.0).item() == -2.0
+
+
+def test_kl_reward_penalty_hand_computed():
+    # k1 in the reward: coef * (log pi_old - log pi_ref) = 0.1 * (log 0.5 - log 0.25) = 0.1 log 2
+    # = 0.06931471805599453 on unmasked tokens, 0 on the masked one, without gradient.
+    old = t64([[math.log(0.5), math.log(0.5), -3.0]]).requires_grad_()
+    ref = t64([[math.log(0.25), math.log(0.25), 0.0]])
+    got = kl_reward_penalty(old, ref, t64([[1, 1, 0]]), estimator="k1", coef=0.1)
+    assert not got.requires_grad
+    torch.testing.assert_close(got, t64([[0.06931471805599453, 0.06931471805599453, 0.0]]), rtol=1e-12, atol=0)

@@ -1,7 +1,9 @@
-"""Tests for rlvr.algo.surrogates: PPO's clipped surrogate (Schulman et al. 2017, eq. 7) with
-DAPO's decoupled bounds (arXiv:2503.14476, eq. 10):
+"""Tests for rlvr.algo.surrogates, with r_t = exp(log_ratio_t):
 
-    loss_t = -min(r_t A_t, clip(r_t, 1 - eps_low, 1 + eps_high) A_t),   r_t = exp(log_ratio_t)
+    ppo_clip   PPO (arXiv:1707.06347 eq. 7), DAPO bounds (arXiv:2503.14476 eq. 10):
+               -min(r A, clip(r, 1 - eps_low, 1 + eps_high) A)
+    dual_clip  (arXiv:1912.09729): for A < 0, min(ppo_clip, -c A)
+    cispo      (arXiv:2506.13585): -sg(clip(r, 1 - eps_low, 1 + eps_high)) A log r
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.algo.ratios import RATIO_LEVELS
-from rlvr.algo.surrogates import SURROGATES, ppo_clip
+from rlvr.algo.surrogates import SURROGATES, cispo, dual_clip, ppo_clip
 
 FAST = settings(max_examples=50, deadline=None)
 EPS_LOW, EPS_HIGH = 0.2, 0.28  # distinct, so that a swapped bound shows
@@ -25,7 +27,13 @@ adv_values = st.floats(min_value=-100, max_value=100, allow_subnormal=False)  # 
 # Strategies for every surrogate's keyword arguments; a new surrogate must add its own here.
 SURROGATE_ARGS = {
     "ppo_clip": st.fixed_dictionaries({"eps_low": eps_values, "eps_high": eps_values}),
+    "dual_clip": st.fixed_dictionaries(
+        {"eps_low": eps_values, "eps_high": eps_values, "clip_c": st.floats(min_value=1.001, max_value=10)}),
+    # CISPO's lower side may be unbounded (eps_low >= 1), as in the paper.
+    "cispo": st.fixed_dictionaries({"eps_low": st.floats(min_value=0.0, max_value=5.0), "eps_high": eps_values}),
 }
+# Loss at r = 1: the vanilla PG value -A, except CISPO's log-ratio form, which reads 0.
+ON_POLICY_VALUE = {"ppo_clip": lambda adv: -adv, "dual_clip": lambda adv: -adv, "cispo": lambda adv: 0 * adv}
 
 
 def loss_and_grad(ratio: float, adv: float):
@@ -81,7 +89,7 @@ def test_on_policy_gradient_is_vanilla_policy_gradient(data, name, seed):
     loss, indicators = SURROGATES[name](log_ratio, adv, **args)
     loss.sum().backward()
     torch.testing.assert_close(logp.grad, -adv, rtol=1e-12, atol=0)
-    torch.testing.assert_close(loss.detach(), -adv, rtol=1e-12, atol=0)
+    torch.testing.assert_close(loss.detach(), ON_POLICY_VALUE[name](adv), rtol=1e-12, atol=0)
     for v in indicators.values():
         assert not v.any()
 
@@ -105,3 +113,103 @@ def test_gradient_is_zero_exactly_where_clipped(log_ratio, data, eps_low, eps_hi
     torch.testing.assert_close(lr.grad, expected, rtol=1e-12, atol=1e-12)
     # The clipped objective is a pessimistic bound: -loss <= r A.
     assert (-loss.detach() <= ratio * adv + 1e-12).all()
+
+
+def test_every_surrogate_has_an_on_policy_value():
+    assert set(ON_POLICY_VALUE) == set(SURROGATES)
+
+
+# --- dual clip ---------------------------------------------------------------------------------
+
+
+def dual_loss_and_grad(ratio: float, adv: float, clip_c: float = 3.0):
+    log_ratio = torch.tensor([math.log(ratio)], dtype=torch.float64, requires_grad=True)
+    loss, ind = dual_clip(log_ratio, torch.tensor([adv], dtype=torch.float64),
+                          eps_low=EPS_LOW, eps_high=EPS_HIGH, clip_c=clip_c)
+    loss.sum().backward()
+    return loss.item(), log_ratio.grad.item(), ind["clip_low"].item(), ind["clip_high"].item(), ind["clip_dual"].item()
+
+
+# (ratio, A, loss, d loss / d log_ratio, clip_low, clip_high, clip_dual); c = 3.
+DUAL_CASES = {
+    # r = 4 > c, A = -1: PPO gives max(4, 1.28) * 1 = 4; the dual bound caps it at c |A| = 3, no gradient.
+    "far_above_c_neg_adv": (4.0, -1.0, 3.0, 0.0, 0.0, 0.0, 1.0),
+    # r = 2 < c, A = -1: PPO's 2 is below the bound 3, gradient -A r = 2.
+    "below_c_neg_adv": (2.0, -1.0, 2.0, 2.0, 0.0, 0.0, 0.0),
+    # r = 4, A = +2: the dual bound only acts on A < 0; PPO clips high: -1.28 * 2 = -2.56.
+    "far_above_c_pos_adv": (4.0, 2.0, -2.56, 0.0, 0.0, 1.0, 0.0),
+    # r = 0.5, A = -1: PPO clips low to 0.8 (< 3), no gradient.
+    "below_low_neg_adv": (0.5, -1.0, 0.8, 0.0, 1.0, 0.0, 0.0),
+}
+
+
+@pytest.mark.parametrize("case", DUAL_CASES.values(), ids=DUAL_CASES.keys())
+def test_dual_clip_hand_computed(case):
+    ratio, adv, loss, grad, *flags = case
+    got = dual_loss_and_grad(ratio, adv)
+    assert got[:2] == pytest.approx((loss, grad), rel=1e-12, abs=1e-15)
+    assert list(got[2:]) == flags
+
+
+@FAST
+@given(log_ratio=st.lists(st.floats(min_value=-3, max_value=3), min_size=1, max_size=8), data=st.data(),
+       clip_c=st.floats(min_value=1.001, max_value=10))
+def test_dual_clip_bounds_negative_advantages_and_leaves_positive_alone(log_ratio, data, clip_c):
+    n = len(log_ratio)
+    lr = torch.tensor(log_ratio, dtype=torch.float64, requires_grad=True)
+    adv = torch.tensor(data.draw(st.lists(adv_values, min_size=n, max_size=n)), dtype=torch.float64)
+    loss, ind = dual_clip(lr, adv, eps_low=EPS_LOW, eps_high=EPS_HIGH, clip_c=clip_c)
+    ppo, _ = ppo_clip(lr.detach(), adv, eps_low=EPS_LOW, eps_high=EPS_HIGH)
+    assert (loss.detach() <= -clip_c * adv + 1e-12)[adv < 0].all()
+    assert torch.equal(loss.detach()[adv >= 0], ppo[adv >= 0])
+    loss.sum().backward()
+    cut = (ind["clip_low"] + ind["clip_high"] + ind["clip_dual"]).bool()
+    expected = torch.where(cut, torch.zeros_like(adv), -adv * lr.detach().exp())
+    torch.testing.assert_close(lr.grad, expected, rtol=1e-12, atol=1e-12)
+
+
+# --- CISPO -------------------------------------------------------------------------------------
+
+
+def cispo_loss_and_grad(ratio: float, adv: float):
+    log_ratio = torch.tensor([math.log(ratio)], dtype=torch.float64, requires_grad=True)
+    loss, ind = cispo(log_ratio, torch.tensor([adv], dtype=torch.float64), eps_low=EPS_LOW, eps_high=EPS_HIGH)
+    loss.sum().backward()
+    return loss.item(), log_ratio.grad.item(), ind["weight_clip_low"].item(), ind["weight_clip_high"].item()
+
+
+# (ratio, A, loss, d loss / d log_ratio, weight_clip_low, weight_clip_high); eps 0.2 / 0.28.
+CISPO_CASES = {
+    # r = 1.5 -> w = 1.28, A = 2: loss -1.28 * 2 * log 1.5 = -2.56 * 0.4054651081081644
+    # = -1.0379906767569008; gradient -w A = -2.56, kept although the weight was clipped.
+    "above_high_pos_adv": (1.5, 2.0, -1.0379906767569008, -2.56, 0.0, 1.0),
+    # r = 0.5 -> w = 0.8, A = -1: loss 0.8 * log 0.5 = -0.5545177444479562; gradient +0.8.
+    "below_low_neg_adv": (0.5, -1.0, -0.5545177444479562, 0.8, 1.0, 0.0),
+    # r = 1.5 -> w = 1.28, A = -1: PPO would keep r (gradient 1.5); CISPO caps the weight at 1.28.
+    # loss 1.28 * log 1.5 = 0.5189953383784504.
+    "above_high_neg_adv": (1.5, -1.0, 0.5189953383784504, 1.28, 0.0, 1.0),
+    # r = 1.1 inside, A = 3: loss -3.3 log 1.1 = -3.3 * 0.09531017980432493 = -0.3145235933542723.
+    "inside": (1.1, 3.0, -0.3145235933542723, -3.3, 0.0, 0.0),
+}
+
+
+@pytest.mark.parametrize("case", CISPO_CASES.values(), ids=CISPO_CASES.keys())
+def test_cispo_hand_computed(case):
+    ratio, adv, loss, grad, *flags = case
+    got = cispo_loss_and_grad(ratio, adv)
+    assert got[:2] == pytest.approx((loss, grad), rel=1e-12)
+    assert list(got[2:]) == flags
+
+
+@FAST
+@given(log_ratio=st.lists(st.floats(min_value=-3, max_value=3), min_size=1, max_size=8), data=st.data(),
+       eps_low=st.floats(min_value=0.0, max_value=5.0), eps_high=eps_values)
+def test_cispo_never_drops_a_gradient(log_ratio, data, eps_low, eps_high):
+    # d loss / d log r = -clip(r) A everywhere: clipped tokens are down-weighted, not cut.
+    n = len(log_ratio)
+    lr = torch.tensor(log_ratio, dtype=torch.float64, requires_grad=True)
+    adv = torch.tensor(data.draw(st.lists(adv_values, min_size=n, max_size=n)), dtype=torch.float64)
+    loss, _ = cispo(lr, adv, eps_low=eps_low, eps_high=eps_high)
+    loss.sum().backward()
+    weight = lr.detach().exp().clamp(1 - eps_low, 1 + eps_high)
+    torch.testing.assert_close(lr.grad, -weight * adv, rtol=1e-12, atol=1e-12)

@@ -46,6 +46,44 @@ def test_micro_batches_reproduce_the_full_batch_gradient(tiny_model, tokenizer, 
     assert m_full["policy/clip_low_frac"] + m_full["policy/clip_high_frac"] > 0
 
 
+VARIANTS = {
+    "gspo": Objective(ratio_level="sequence", surrogate_args={"eps_low": 3e-4, "eps_high": 4e-4}),
+    "cispo_entropy_bonus": Objective(surrogate="cispo", surrogate_args={"eps_low": 1.0, "eps_high": 0.28},
+                                     aggregation="token_mean", entropy_coef=0.01),
+    "dual_clip_gspo_token": Objective(ratio_level="sequence_token", surrogate="dual_clip",
+                                      surrogate_args={"eps_low": 0.2, "eps_high": 0.28, "clip_c": 1.2},
+                                      aggregation="prompt_mean", entropy_coef=0.001),
+}
+
+
+@pytest.mark.parametrize("objective", VARIANTS.values(), ids=VARIANTS.keys())
+def test_micro_batches_reproduce_the_full_batch_gradient_for_each_axis(tiny_model, tokenizer, objective):
+    # The entropy bonus goes through the model's logits, so this also checks its gradient path.
+    batch = rollout_batch(tiny_model, tokenizer)
+    full = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=12)
+    m_full = full.accumulate_gradients(batch)
+    g_full = grads(full)
+    one = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=5)
+    m_one = one.accumulate_gradients(batch)
+    torch.testing.assert_close(grads(one), g_full, atol=1e-6, rtol=1e-4)
+    for key in ("loss/policy", "policy/entropy", "policy/ratio_mean"):
+        assert m_one[key] == pytest.approx(m_full[key], abs=1e-6)
+
+
+def test_entropy_bonus_changes_the_gradient_by_its_own(tiny_model, tokenizer):
+    # grad(L + bonus) - grad(L) = -coef * grad(aggregated entropy): linear in the coefficient.
+    batch = rollout_batch(tiny_model, tokenizer)
+    found = []
+    for coef in (0.0, 0.1, 0.2):
+        trainer = Trainer(tiny_model, Objective(entropy_coef=coef), OptimConfig(), micro_batch_size=4)
+        metrics = trainer.accumulate_gradients(batch)
+        found.append((grads(trainer), metrics["loss/policy"], metrics["policy/entropy"]))
+    (g0, l0, h), (g1, l1, _), (g2, l2, _) = found
+    assert (g1 - g0).abs().max() > 1e-6
+    torch.testing.assert_close(g2 - g0, 2 * (g1 - g0), atol=1e-6, rtol=1e-4)
+    assert l1 == pytest.approx(l0 - 0.1 * h, abs=1e-6)
+
+
 def test_step_changes_weights_and_reports_metrics(tiny_model, tokenizer):
     batch = rollout_batch(tiny_model, tokenizer)
     before = copy.deepcopy(tiny_model.state_dict())

@@ -7,6 +7,9 @@ with outcome supervision) sets, for completion i of group g,
 
 and gives every token of the completion that advantage. Dr. GRPO (Liu et al. 2025,
 arXiv:2503.20783) drops the division; ScaleRL (arXiv:2510.13786) divides by the batch std.
+RLOO (Ahmadian et al. 2024, arXiv:2402.14740, eq. 6; Kool et al. 2019) uses the mean of the
+*other* G - 1 completions as the baseline. REINFORCE++ (arXiv:2501.03262) has no baseline here
+(`none`) and normalises token returns over the batch instead (`rlvr.algo.returns`).
 
 Conventions (the same as TRL's and verl's GRPO): std is the unbiased sample std (n - 1).
 A singleton group has no baseline but itself, so its advantage is 0 and it gets no gradient.
@@ -77,8 +80,28 @@ def no_scale(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Ten
     return adv
 
 
+def leave_one_out(rewards: Tensor, group_ids: Tensor) -> Tensor:
+    """RLOO: A_i = r_i - 1/(G-1) sum_{j != i} r_j = G/(G-1) (r_i - mean_g(r)). (B,) → (B,).
+
+    The baseline of row i does not depend on r_i, so the estimator is unbiased. A singleton
+    group has no other completion to compare with: its advantage is 0 (verl gives r_i).
+    """
+    n_groups = int(group_ids.max()) + 1 if group_ids.numel() else 0
+    sizes = group_sizes(group_ids, n_groups)[group_ids]
+    factor = torch.where(sizes > 1, sizes / (sizes - 1).clamp(min=1), torch.zeros_like(sizes))
+    return subtract_group_mean(rewards, group_ids) * factor.to(rewards.dtype)
+
+
+def no_baseline(rewards: Tensor, group_ids: Tensor) -> Tensor:
+    """REINFORCE++ (arXiv:2501.03262): the reward as it is; the batch normalisation that
+    follows subtracts the batch mean. (B,) → (B,)."""
+    return rewards
+
+
 BASELINES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "group_mean": subtract_group_mean,
+    "rloo": leave_one_out,
+    "none": no_baseline,
 }
 
 SCALES: dict[str, Callable[[Tensor, Tensor, Tensor, float], Tensor]] = {

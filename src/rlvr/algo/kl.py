@@ -31,3 +31,31 @@ def k3(logp: Tensor, ref_logp: Tensor) -> Tensor:
 
 
 KL_ESTIMATORS: dict[str, Callable[[Tensor, Tensor], Tensor]] = {"k1": k1, "k2": k2, "k3": k3}
+
+
+def kl_estimate(estimator: str, logp: Tensor, ref_logp: Tensor, clamp: float | None = None) -> Tensor:
+    """KL_ESTIMATORS[estimator], optionally clamped to [-clamp, clamp]. (B, T), (B, T) → (B, T).
+
+    A clamp bounds the penalty of tokens where the reference assigns almost no mass (k3 grows
+    like e^d); where it is active the token's KL gradient is 0. verl's `low_var_kl` is k3
+    with clamp 10.
+    """
+    kl = KL_ESTIMATORS[estimator](logp, ref_logp)
+    return kl if clamp is None else kl.clamp(-clamp, clamp)
+
+
+def kl_reward_penalty(
+    old_logp: Tensor, ref_logp: Tensor, mask: Tensor, *, estimator: str, coef: float,
+    clamp: float | None = None,
+) -> Tensor:
+    """The KL placed in the reward (PPO-RLHF, Ouyang et al. 2022, arXiv:2203.02155 eq. 2):
+    a per-token penalty coef * KL_t(pi_old || pi_ref), to subtract from the token rewards
+    before computing returns or advantages. Computed from the behaviour policy, no gradient.
+    (B, T) each → (B, T), zero on masked tokens.
+
+    In the reward, k1 makes the summed penalty an unbiased estimate of the sequence KL; in the
+    loss (GRPO eq. 4) the estimator's gradient matters instead, which is why k3 is used there.
+    """
+    with torch.no_grad():
+        kl = kl_estimate(estimator, old_logp, ref_logp, clamp)
+        return coef * torch.where(mask.bool(), kl, torch.zeros_like(kl))

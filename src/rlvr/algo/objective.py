@@ -2,26 +2,32 @@
 
     1. log-ratio      rho = RATIO_LEVELS[ratio_level](logp, old_logp, mask)
     2. surrogate      l_t = SURROGATES[surrogate](rho, adv, **surrogate_args)
-    3. KL in the loss l_t += kl_coef * KL_ESTIMATORS[kl](logp, ref_logp)   (when kl != "none")
-    4. aggregation    L = sum(W * l), with W = AGGREGATIONS[aggregation](mask of the full batch)
+    3. KL in the loss l_t += kl_coef * KL_ESTIMATORS[kl](logp, ref_logp), clamped to +-kl_clamp
+                      (only when kl_placement == "loss"; "reward" puts it in the advantages,
+                      see `rlvr.algo.kl.kl_reward_penalty`)
+    4. entropy bonus  l_t -= entropy_coef * H_t   (H_t with gradient, from the trainer)
+    5. aggregation    L = sum(W * l), with W = AGGREGATIONS[aggregation](mask of the full batch)
 
 The trainer calls `weights` once on the whole batch and `loss` once per micro-batch; it never
-knows which paper the objective implements.
+knows which paper the objective implements. `check_coherence` runs at construction and
+rejects combinations that cannot mean what they say, naming them; it never changes a value.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 
 import torch
 
 from rlvr.algo.aggregation import AGGREGATIONS
-from rlvr.algo.kl import KL_ESTIMATORS
+from rlvr.algo.kl import KL_ESTIMATORS, kl_estimate
 from rlvr.algo.ratios import RATIO_LEVELS
 from rlvr.algo.surrogates import SURROGATES
 from rlvr.types import Batch
 
 Tensor = torch.Tensor
+KL_PLACEMENTS = ("loss", "reward")
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,9 @@ class Objective:
     aggregation_constant: float = 1.0
     kl: str = "none"
     kl_coef: float = 0.0
+    kl_placement: str = "loss"
+    kl_clamp: float | None = None
+    entropy_coef: float = 0.0
 
     def __post_init__(self) -> None:
         for axis, name, table in (
@@ -40,23 +49,31 @@ class Objective:
             ("surrogate", self.surrogate, SURROGATES),
             ("aggregation", self.aggregation, AGGREGATIONS),
             ("kl", self.kl, {"none": None, **KL_ESTIMATORS}),
+            ("kl_placement", self.kl_placement, dict.fromkeys(KL_PLACEMENTS)),
         ):
             if name not in table:
                 raise ValueError(f"unknown {axis} {name!r}; choose one of {sorted(table)}")
+        check_coherence(self)
 
     @property
     def needs_ref(self) -> bool:
         return self.kl != "none"
 
+    @property
+    def needs_entropy_grad(self) -> bool:
+        return self.entropy_coef != 0.0
+
     def weights(self, mask: Tensor, group_ids: Tensor) -> Tensor:
         """Aggregation weights (B, T) for the full batch."""
         return AGGREGATIONS[self.aggregation](mask, group_ids, self.aggregation_constant)
 
-    def loss(self, logp: Tensor, batch: Batch, weights: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+    def loss(self, logp: Tensor, batch: Batch, weights: Tensor,
+             entropy: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
         """Scalar loss of a (micro-)batch and its metric sums (each weighted by `weights`, so
         that summing them over micro-batches gives the full-batch mean).
 
-        logp (B, T) with gradient; `weights` (B, T) are this batch's rows of the full weights.
+        logp (B, T) with gradient; `weights` (B, T) are this batch's rows of the full weights;
+        entropy (B, T) of the policy at each position, with gradient when `entropy_coef` != 0.
         """
         mask = batch.completion_mask
         # Padding holds arbitrary log-probs; an extreme one would make exp() overflow and
@@ -68,13 +85,82 @@ class Objective:
         stats["policy/ratio_mean"] = torch.exp(log_ratio.detach())
         # k3 against the behaviour policy: how far this update has moved (cleanrl's approx_kl).
         stats["policy/approx_kl"] = KL_ESTIMATORS["k3"](logp.detach(), batch.old_logp)
-        if self.needs_ref:
-            if batch.ref_logp is None:
-                raise ValueError(f"kl={self.kl!r} needs ref_logp in the batch")
+        if self.needs_ref and batch.ref_logp is not None:
             ref_logp = torch.where(mask.bool(), batch.ref_logp, logp.detach())
-            kl = KL_ESTIMATORS[self.kl](logp, ref_logp)
-            per_token = per_token + self.kl_coef * kl
+            kl = kl_estimate(self.kl, logp, ref_logp, self.kl_clamp)
+            if self.kl_placement == "loss":
+                per_token = per_token + self.kl_coef * kl
             stats["policy/kl_ref"] = kl.detach()
+        elif self.needs_ref and self.kl_placement == "loss":
+            raise ValueError(f"kl={self.kl!r} needs ref_logp in the batch")
+        if entropy is not None:
+            entropy = torch.where(mask.bool(), entropy, torch.zeros_like(entropy))
+            if self.entropy_coef:
+                per_token = per_token - self.entropy_coef * entropy
+            stats["policy/entropy"] = entropy.detach()
+        elif self.entropy_coef:
+            raise ValueError(f"entropy_coef={self.entropy_coef} needs the per-token entropy")
         loss = (weights * per_token * mask).sum()
         metrics = {k: (weights * v * mask).sum() for k, v in stats.items()}
         return loss, metrics
+
+
+def _surrogate_params(name: str) -> set[str]:
+    return {p.name for p in inspect.signature(SURROGATES[name]).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def _surrogate_incoherences(o: Objective) -> list[str]:
+    params, given = _surrogate_params(o.surrogate), set(o.surrogate_args)
+    problems = []
+    if missing := params - given:
+        problems.append(f"surrogate {o.surrogate!r} needs surrogate_args {sorted(missing)}")
+    if o.surrogate == "cispo" and "clip_c" in given:
+        problems.append("surrogate 'cispo' cannot take a dual clip (clip_c): CISPO never cuts a gradient, "
+                        "its clipped weight already bounds every token's update; use surrogate 'dual_clip' "
+                        "for a PPO surrogate with a bound on negative advantages")
+    elif extra := given - params:
+        problems.append(f"surrogate {o.surrogate!r} takes no {sorted(extra)} (it takes {sorted(params)})")
+    args = o.surrogate_args
+    if any(args.get(k, 0.0) < 0 for k in ("eps_low", "eps_high")):
+        problems.append(f"surrogate_args eps_low / eps_high must be >= 0, got {args}")
+    if o.surrogate in ("ppo_clip", "dual_clip") and args.get("eps_low", 0.0) >= 1:
+        problems.append(f"{o.surrogate!r} with eps_low = {args['eps_low']} >= 1 never clips low; "
+                        "only 'cispo' takes an unbounded lower side")
+    if o.surrogate == "dual_clip" and args.get("clip_c", 2.0) <= 1:
+        problems.append(f"dual_clip needs clip_c > 1 (arXiv:1912.09729), got {args['clip_c']}: "
+                        "with c <= 1 the bound is active on-policy and cuts every negative-advantage gradient")
+    if o.surrogate == "cispo" and o.ratio_level == "sequence":
+        problems.append("surrogate 'cispo' with ratio_level 'sequence': CISPO weights each token's own "
+                        "log-prob gradient, but the sequence log-ratio spreads 1/|y| of it over the row; "
+                        "use ratio_level 'sequence_token' for a sequence-level weight with CISPO")
+    return problems
+
+
+def incoherences(o: Objective, *, advantage_varies_per_token: bool = False) -> list[str]:
+    """One sentence per incoherent combination of the objective's axes (and, when the caller
+    says so, of the advantage estimator: GAE, or a KL in the reward with REINFORCE++, give
+    advantages that vary along a sequence)."""
+    problems = _surrogate_incoherences(o)
+    if o.kl == "none" and o.kl_coef != 0:
+        problems.append(f"kl_coef = {o.kl_coef} needs kl set to an estimator (k1, k2 or k3)")
+    if o.kl != "none" and o.kl_coef <= 0:
+        problems.append(f"kl = {o.kl!r} needs kl_coef > 0, got {o.kl_coef}")
+    if o.kl_clamp is not None and (o.kl == "none" or o.kl_clamp <= 0):
+        problems.append(f"kl_clamp = {o.kl_clamp} needs kl set and a bound > 0")
+    if o.entropy_coef < 0:
+        problems.append(f"entropy_coef = {o.entropy_coef} < 0 would penalise entropy and hasten its collapse")
+    if o.aggregation_constant <= 0:
+        problems.append(f"aggregation_constant must be > 0, got {o.aggregation_constant}")
+    if advantage_varies_per_token and o.ratio_level == "sequence":
+        problems.append("ratio_level 'sequence' with per-token advantages (GAE or a KL in the reward): the "
+                        "sequence ratio averages every token's gradient over the row and loses the per-token "
+                        "credit; use ratio_level 'sequence_token' (GSPO-token, arXiv:2507.18071)")
+    return problems
+
+
+def check_coherence(o: Objective, *, advantage_varies_per_token: bool = False) -> None:
+    """Raise ValueError naming every incoherent combination (see `incoherences`)."""
+    problems = incoherences(o, advantage_varies_per_token=advantage_varies_per_token)
+    if problems:
+        raise ValueError("incoherent objective: " + "; ".join(problems))

@@ -1,7 +1,12 @@
 """Per-token policy surrogates (losses to minimise), before aggregation.
 
-Each takes the log-ratio (B, T) and the advantages (B, T) and returns the per-token loss
-(B, T) and a dict of (B, T) 0/1 indicators for the metrics (which tokens were clipped).
+Each takes the log-ratio (B, T) from a ratio level and the advantages (B, T), and returns the
+per-token loss (B, T) and a dict of (B, T) 0/1 indicators for the metrics (which tokens were
+clipped). Hyperparameters are keyword-only, so that `Objective` can check a recipe's
+`surrogate_args` against the signature and name a missing or foreign one.
+
+On-policy (log_ratio = 0 with gradient d/d logp = 1) every surrogate here has the vanilla
+policy-gradient gradient -A per token: the clip only acts once the policy has moved.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ Surrogate = Callable[..., tuple[Tensor, dict[str, Tensor]]]
 def ppo_clip(
     log_ratio: Tensor, adv: Tensor, *, eps_low: float, eps_high: float
 ) -> tuple[Tensor, dict[str, Tensor]]:
-    """PPO's clipped surrogate (Schulman et al. 2017, eq. 7) with decoupled bounds (DAPO).
+    """PPO's clipped surrogate (Schulman et al. 2017, arXiv:1707.06347, eq. 7) with decoupled
+    bounds (DAPO clip-higher, arXiv:2503.14476, eq. 10).
 
         loss_t = -min(r_t A_t, clip(r_t, 1 - eps_low, 1 + eps_high) A_t)
 
@@ -35,6 +41,52 @@ def ppo_clip(
     return loss, indicators
 
 
+def dual_clip(
+    log_ratio: Tensor, adv: Tensor, *, eps_low: float, eps_high: float, clip_c: float
+) -> tuple[Tensor, dict[str, Tensor]]:
+    """Dual-clip PPO (Ye et al. 2020, arXiv:1912.09729, §3): for A < 0 the PPO objective is
+    bounded below by c A, so a token whose ratio ran far above 1 cannot produce an unbounded
+    update (c > 1; the paper uses c = 3).
+
+        loss_t = -max(min(r_t A_t, clip(r_t) A_t), c A_t)   if A_t < 0
+        loss_t = -min(r_t A_t, clip(r_t) A_t)                otherwise
+
+    `clip_dual` marks tokens where the bound is active (r_t > c, A_t < 0: gradient cut).
+    TRL's `delta` (two-sided clipping) is the same bound when delta >= 1 + eps_high.
+    """
+    loss, indicators = ppo_clip(log_ratio, adv, eps_low=eps_low, eps_high=eps_high)
+    bound = -clip_c * adv
+    negative = adv < 0
+    indicators["clip_dual"] = (negative & (loss > bound)).to(adv.dtype)
+    return torch.where(negative, torch.minimum(loss, bound), loss), indicators
+
+
+def cispo(
+    log_ratio: Tensor, adv: Tensor, *, eps_low: float, eps_high: float
+) -> tuple[Tensor, dict[str, Tensor]]:
+    """CISPO (MiniMax-M1, arXiv:2506.13585, §3.1): clip the importance weight, not the update.
+
+        loss_t = -sg(clip(r_t, 1 - eps_low, 1 + eps_high)) * A_t * log r_t
+
+    Every token keeps a gradient, -clip(r_t) A_t d log pi_t: a clipped token is down-weighted,
+    never dropped (PPO's clip zeroes the gradient of exactly the rare, high-ratio tokens that
+    open a reflective branch). The paper writes log pi_t where we write log r_t =
+    log pi_t - log pi_old_t: the two differ by sg(w) A log pi_old, which has no gradient, and
+    ours reads 0 on-policy. The paper sets eps_low large (no lower bound) and tunes eps_high.
+    `weight_clip_low` / `weight_clip_high` mark tokens whose weight was clipped (any A).
+    """
+    ratio = torch.exp(log_ratio.detach())
+    weight = torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high)
+    loss = -weight * adv * log_ratio
+    indicators = {
+        "weight_clip_low": (ratio < 1.0 - eps_low).to(adv.dtype),
+        "weight_clip_high": (ratio > 1.0 + eps_high).to(adv.dtype),
+    }
+    return loss, indicators
+
+
 SURROGATES: dict[str, Surrogate] = {
     "ppo_clip": ppo_clip,
+    "dual_clip": dual_clip,
+    "cispo": cispo,
 }

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rlvr.cli import eval_command, fit_command
 from rlvr.errors import RlvrError
 
 EPILOG = """\
@@ -15,6 +16,8 @@ examples:
   rlvr train grpo --set train.lr=3e-5        recipe by name, with an override
   rlvr train --resume runs/grpo              continue a stopped run (kill -9 included)
   rlvr recipes                               list the recipes
+  rlvr eval models/tiny-arith --n 16 --k 1,4,16   pass@k, maj@k, disagreements, report.html
+  rlvr fit runs/demo --x tokens              fit the reward-vs-compute sigmoid of a run
 
 Every setting is `--set section.key=value`; see recipes/grpo.toml for the sections."""
 
@@ -33,6 +36,8 @@ def parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("recipes", help="list the recipes with one line each")
     rec.add_argument("action", nargs="?", choices=["show"], help="show one recipe's resolved settings")
     rec.add_argument("name", nargs="?")
+    eval_command.add_parser(sub)
+    fit_command.add_parser(sub)
     return ap
 
 
@@ -48,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
 
         hf_logging.disable_progress_bar()  # checkpoint saves would print a bar every step
 
-        return {"train": commands.train, "demo": commands.demo, "recipes": commands.recipes}[args.command](args)
+        return {"train": commands.train, "demo": commands.demo, "recipes": commands.recipes,
+                "eval": eval_command.run_eval, "fit": fit_command.run_fit}[args.command](args)
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2

@@ -1,5 +1,17 @@
-"""Evaluation of a policy on held-out prompts."""
+"""Evaluation of a policy: greedy held-out accuracy, and group-relative metrics over n samples
+per prompt (pass@k, maj@k, best-of-n, disagreement mining, paired comparison; docs/evaluation.md).
+The report and the end-to-end runner live in `rlvr.evaluate.report` / `rlvr.evaluate.evaluation`
+(they import matplotlib, so they are not imported here)."""
 
 from rlvr.evaluate.accuracy import greedy_accuracy
+from rlvr.evaluate.compare import compare_groups
+from rlvr.evaluate.confidence import Estimate, bootstrap_mean, paired_difference
+from rlvr.evaluate.disagreement import mine_disagreements
+from rlvr.evaluate.groups import Graded, PromptGroup, grade_rollouts
+from rlvr.evaluate.passk import pass_at_k
+from rlvr.evaluate.summary import EvalError, summarize
+from rlvr.evaluate.vote import maj_at_k, majority_score
 
-__all__ = ["greedy_accuracy"]
+__all__ = ["Estimate", "EvalError", "Graded", "PromptGroup", "bootstrap_mean", "compare_groups", "grade_rollouts",
+           "greedy_accuracy", "maj_at_k", "majority_score", "mine_disagreements", "paired_difference", "pass_at_k",
+           "summarize"]

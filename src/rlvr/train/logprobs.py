@@ -31,9 +31,13 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: flo
     return torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
 
-def token_entropy(logits: torch.Tensor) -> torch.Tensor:
-    """Entropy of each position's distribution, (B, T, V) → (B, T), no gradient."""
-    with torch.no_grad():
+def token_entropy(logits: torch.Tensor, temperature: float = 1.0, *, with_grad: bool = False) -> torch.Tensor:
+    """Entropy (nats) of each position's distribution softmax(logits / temperature), the one
+    the log-probs and the loss use. (B, T, V) → (B, T). With gradient only when asked (an
+    entropy bonus), since it keeps a (B, T, V) softmax in the graph."""
+    with torch.set_grad_enabled(with_grad and torch.is_grad_enabled()):
+        if temperature not in (0.0, 1.0):
+            logits = logits / temperature
         logp = torch.log_softmax(logits, dim=-1)
         return -(logp.exp() * logp).sum(dim=-1)
 

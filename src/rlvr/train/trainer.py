@@ -53,14 +53,13 @@ class Trainer:
             t0 = time.perf_counter()
             logits = completion_logits(self.model, micro)
             logp = token_logprobs(logits, micro.input_ids[:, micro.prompt_len:], self.temperature)
-            loss, metrics = self.objective.loss(logp, micro, w)
-            entropy = (w * token_entropy(logits) * micro.completion_mask).sum()
+            entropy = token_entropy(logits, self.temperature, with_grad=self.objective.needs_entropy_grad)
+            loss, metrics = self.objective.loss(logp, micro, w, entropy=entropy)
             t1 = time.perf_counter()
             loss.backward()
             sums["time/train_forward_s"] += t1 - t0
             sums["time/backward_s"] += time.perf_counter() - t1
             sums["loss/policy"] += float(loss.detach())
-            sums["policy/entropy"] += float(entropy)
             for name, value in metrics.items():
                 sums[name] += float(value)
         return dict(sums)
