@@ -1,0 +1,173 @@
+"""`rlvr eval`: group-relative evaluation of a model (or of a jsonl of samples)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rlvr.errors import ConfigError, DatasetError
+
+if TYPE_CHECKING:  # the heavy imports (torch, matplotlib) wait until the command runs
+    from rlvr.evaluate.evaluation import EvalOutput
+    from rlvr.evaluate.groups import PromptGroup
+    from rlvr.rewards import MathVerifier
+    from rlvr.types import Sample
+
+HELP = "pass@k, maj@k, best-of-n, disagreements and a report for a model or a jsonl of samples"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    ev = sub.add_parser("eval", help=HELP, description=HELP + ". See docs/evaluation.md.")
+    ev.add_argument("model", nargs="?", help="model folder (omit with --samples)")
+    ev.add_argument("--task", default="arithmetic", help="'arithmetic' (the demo's test split) or jsonl:PATH")
+    ev.add_argument("--limit", type=int, help="evaluate only the first LIMIT prompts")
+    ev.add_argument("--n", type=int, default=16, help="samples per prompt (default 16)")
+    ev.add_argument("--k", help="comma-separated k values (default: powers of 2 up to n)")
+    ev.add_argument("--temperature", type=float, default=1.0)
+    ev.add_argument("--max-new-tokens", type=int, default=32)
+    ev.add_argument("--seed", type=int, default=0, help="sampling seed (both models use it)")
+    ev.add_argument("--out", type=Path, default=Path("eval-results"), help="output folder")
+    ev.add_argument("--compare", metavar="OTHER", help="a second model folder (or, with --samples, a "
+                    "second samples file) on the same prompts and seeds; differences are OTHER - MODEL")
+    ev.add_argument("--tokenizer", metavar="DIR", help="tokenizer folder for both models (default: each model's "
+                    "own; a run's checkpoints/step_N has none, so point this at the base model)")
+    ev.add_argument("--samples", type=Path, metavar="FILE.jsonl",
+                    help='score already generated {"prompt","response","gold"} rows instead of sampling')
+
+
+def parse_ks(text: str | None, n: int) -> tuple[int, ...]:
+    """'1,4,16' → (1, 4, 16); None → powers of 2 up to n, and n itself."""
+    if text is None:
+        return tuple(sorted({2 ** i for i in range(n.bit_length()) if 2 ** i <= n} | {n}))
+    try:
+        ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise ConfigError(f"--k {text!r}: expected comma-separated integers like 1,4,16") from None
+    if not ks or ks[0] < 1:
+        raise ConfigError(f"--k {text!r}: every k must be a positive integer")
+    return ks
+
+
+def load_prompts(task: str, limit: int | None) -> list[Sample]:
+    """--task arithmetic (test split of the demo recipe: seed 0, 500 prompts) or jsonl:PATH."""
+    from rlvr.tasks import arithmetic_splits, load_jsonl
+
+    if task == "arithmetic":
+        samples = arithmetic_splits(seed=0, test_size=500)[1]
+    elif task.startswith("jsonl:"):
+        samples = load_jsonl(task.removeprefix("jsonl:"))
+    else:
+        raise ConfigError(f"--task {task!r}: expected 'arithmetic' or 'jsonl:PATH'")
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {limit}")
+    return samples[:limit]
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
+
+
+def tokenizer_folder(model: str, tokenizer: str | None) -> str:
+    """--tokenizer if given, else the model folder, which must then hold tokenizer files."""
+    if tokenizer is not None:
+        return tokenizer
+    if Path(model).is_dir() and not any((Path(model) / f).is_file() for f in TOKENIZER_FILES):
+        raise ConfigError(f"{model}: no tokenizer files here (a training checkpoint?); "
+                          f"pass --tokenizer BASE_MODEL_DIR")
+    return model
+
+
+def sample_model(path: str, samples: list[Sample], args: argparse.Namespace,
+                 verifier: MathVerifier) -> list[PromptGroup]:
+    """Load the model at `path` and sample args.n completions per prompt, seeded by args.seed."""
+    from rlvr.engines import HFEngine, SamplingParams
+    from rlvr.engines.loading import load_model, load_tokenizer
+    from rlvr.evaluate.evaluation import sample_groups
+    from rlvr.orchestrate.components import check_prompt_lengths
+
+    tokenizer, model = load_tokenizer(tokenizer_folder(path, args.tokenizer)), load_model(path)
+    check_prompt_lengths(samples, tokenizer, getattr(model.config, "max_position_embeddings", None),
+                         args.max_new_tokens)
+    for s in samples:
+        if not tokenizer(s.prompt, add_special_tokens=False)["input_ids"]:
+            raise DatasetError(f"{s.source}: the prompt is empty after tokenisation")
+    params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature)
+    engine = HFEngine(model, tokenizer, seed=args.seed)
+    return sample_groups(engine, samples, args.n, params, verifier, verifier.extract)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    if args.samples is None and args.model is None:
+        raise ConfigError("rlvr eval needs a MODEL_PATH or --samples FILE.jsonl")
+    if args.samples is not None and args.model is not None:
+        raise ConfigError("give either a MODEL_PATH or --samples FILE.jsonl, not both")
+    if args.n < 1:
+        raise ConfigError(f"--n must be >= 1, got {args.n}")
+    if args.max_new_tokens < 1:
+        raise ConfigError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
+    if args.temperature < 0:
+        raise ConfigError(f"--temperature must be >= 0, got {args.temperature}")
+
+
+def collect(args: argparse.Namespace,
+            verifier: MathVerifier) -> tuple[list[PromptGroup], list[PromptGroup] | None, tuple[int, ...], dict]:
+    """The graded groups of the model (and of --compare), the k values and the settings."""
+    from rlvr.evaluate.compare import align_by_prompt
+    from rlvr.evaluate.samples_file import load_samples
+
+    if args.samples is not None:
+        groups = load_samples(args.samples, verifier, verifier.extract)
+        other = load_samples(args.compare, verifier, verifier.extract) if args.compare else None
+        other = align_by_prompt(groups, other) if other is not None else None
+        ks = parse_ks(args.k, min(g.n for g in groups + (other or [])))
+        return groups, other, ks, {"samples": str(args.samples), "compare": args.compare}
+    ks = parse_ks(args.k, args.n)
+    if ks[-1] > args.n:
+        raise ConfigError(f"--k {ks[-1]} is larger than --n {args.n}: pass@k needs n >= k samples")
+    prompts = load_prompts(args.task, args.limit)
+    groups = sample_model(args.model, prompts, args, verifier)
+    other = sample_model(args.compare, prompts, args, verifier) if args.compare else None
+    settings = {"model": args.model, "compare": args.compare, "task": args.task, "prompts": len(prompts),
+                "n": args.n, "temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
+                "seed": args.seed}
+    return groups, other, ks, settings
+
+
+def print_summary(output: EvalOutput, seconds: float) -> None:
+    from rlvr.evaluate.confidence import Estimate
+    from rlvr.evaluate.summary import estimate
+
+    results = output.results
+    model = results["model"]
+    print(f"{model['prompts']} prompts, {model['samples']} samples, {seconds:.1f} s  (95% CI over prompts)")
+    sides = [("", model)] + ([("compare ", results["compare"]["model"])] if "compare" in results else [])
+    for prefix, result in sides:
+        for metric in ("pass_at_k", "maj_at_k"):
+            for k in result[metric]:
+                print(f"  {prefix}{metric.split('_')[0] + '@' + k:<8} {estimate(result, metric, int(k))}")
+        if result["best_of_n"]["logprob"] is not None:
+            best = estimate(result["best_of_n"], "logprob")
+            print(f"  {prefix}best-of-{result['best_of_n']['n']} by log-prob {best}")
+    if "compare" in results:
+        diff = results["compare"]["diff"]
+        for k, entry in diff["pass_at_k_diff"].items():
+            print(f"  diff {'pass@' + k:<8} {Estimate(entry['mean'], *entry['ci'])}  (compare - model, paired)")
+        ch = diff["changes"]
+        print(f"  prompts solved {ch['solved']}, lost {ch['lost']}, better {ch['better']}, worse {ch['worse']}")
+    print(f"disagreements: {model['disagreements']} prompts ({model['mixed_verdicts']} with mixed verdicts) "
+          f"-> {output.disagreements}")
+    print(f"results: {output.results_file}\nreport:  {output.report}")
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from rlvr.evaluate.evaluation import write_evaluation
+    from rlvr.rewards import MathVerifier
+
+    check_args(args)
+    start = time.perf_counter()
+    verifier = MathVerifier()
+    groups, other, ks, settings = collect(args, verifier)
+    output = write_evaluation(args.out, groups, ks, {**settings, "k": list(ks)}, compare_with=other, seed=args.seed)
+    print_summary(output, time.perf_counter() - start)
+    return 0

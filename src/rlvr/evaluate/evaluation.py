@@ -1,0 +1,71 @@
+"""One evaluation end to end: sample n per prompt, grade, summarise, write the output folder.
+
+Output folder:
+    results.json          settings, metrics of the model (and of the compared model + diff)
+    disagreements.jsonl   the model's disagreeing prompts, ranked, with their samples
+    disagreements_compare.jsonl   the same for the compared model (compare mode only)
+    report.html           self-contained report with embedded plots
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from rlvr.engines.base import Engine, SamplingParams
+from rlvr.evaluate.compare import compare_groups
+from rlvr.evaluate.disagreement import mine_disagreements, write_disagreements
+from rlvr.evaluate.groups import PromptGroup, Verify, grade_rollouts
+from rlvr.evaluate.report import write_report
+from rlvr.evaluate.summary import summarize
+from rlvr.types import Sample
+
+
+@dataclass(frozen=True)
+class EvalOutput:
+    """Where an evaluation wrote its files, and the results.json dict."""
+
+    folder: Path
+    results: dict
+
+    @property
+    def results_file(self) -> Path:
+        return self.folder / "results.json"
+
+    @property
+    def report(self) -> Path:
+        return self.folder / "report.html"
+
+    @property
+    def disagreements(self) -> Path:
+        return self.folder / "disagreements.jsonl"
+
+
+def sample_groups(engine: Engine, samples: Sequence[Sample], n: int, params: SamplingParams,
+                  verify: Verify, extract: tuple[str, ...]) -> list[PromptGroup]:
+    """Sample n completions of each prompt with `engine` and grade them: P prompts → P groups."""
+    rollouts = engine.generate([s.prompt for s in samples], n, params)
+    return grade_rollouts(samples, rollouts, verify, extract)
+
+
+def write_evaluation(out: Path, groups: Sequence[PromptGroup], ks: Sequence[int], settings: dict, *,
+                     compare_with: Sequence[PromptGroup] | None = None, seed: int = 0) -> EvalOutput:
+    """Summarise `groups` (and the paired comparison with `compare_with`) into the folder `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict = {"settings": dict(settings), "model": summarize(groups, ks, seed=seed)}
+    disagreements = mine_disagreements(groups)
+    write_disagreements(disagreements, out / "disagreements.jsonl")
+    results["model"]["disagreements"] = len(disagreements)
+    results["model"]["mixed_verdicts"] = sum(0 < g.correct < g.n for g in groups)
+    if compare_with is not None:
+        results["compare"] = {"model": summarize(compare_with, ks, seed=seed),
+                              "diff": compare_groups(groups, compare_with, ks, seed=seed)}
+        other = mine_disagreements(compare_with)
+        write_disagreements(other, out / "disagreements_compare.jsonl")
+        results["compare"]["model"]["disagreements"] = len(other)
+        results["compare"]["model"]["mixed_verdicts"] = sum(0 < g.correct < g.n for g in compare_with)
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_report(out / "report.html", results, disagreements)
+    return EvalOutput(out, results)

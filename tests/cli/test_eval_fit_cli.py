@@ -1,0 +1,118 @@
+"""`rlvr eval` and `rlvr fit` end to end: the shipped tiny model, a samples file, a CSV, a run folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from rlvr.cli.main import main
+from rlvr.scaling import sigmoid_reward
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_eval_and_compare_on_the_tiny_model(tmp_path, capsys):
+    out = tmp_path / "eval"
+    tiny = str(REPO / "models/tiny-arith")
+    code = main(["eval", tiny, "--n", "4", "--k", "1,2,4", "--limit", "20", "--max-new-tokens", "8",
+                 "--out", str(out), "--compare", tiny])
+    stdout = capsys.readouterr().out
+    assert code == 0
+    assert "pass@4" in stdout and "report:" in stdout
+    results = json.loads((out / "results.json").read_text())
+    model = results["model"]
+    assert model["prompts"] == 20 and model["samples"] == 80
+    p1, p4 = model["pass_at_k"]["1"], model["pass_at_k"]["4"]
+    assert 0 < p1["mean"] <= p4["mean"] <= 1 and p1["ci"][0] <= p1["mean"] <= p1["ci"][1]
+    assert model["best_of_n"]["logprob"] is not None
+    assert sum(model["pass_rate_histogram"]["counts"]) == 20
+    # the same model with the same seed draws the same samples: nothing changes
+    diff = results["compare"]["diff"]
+    assert diff["pass_at_k_diff"]["4"] == {"mean": 0.0, "ci": [0.0, 0.0]}
+    assert (diff["changes"]["solved"], diff["changes"]["lost"], diff["changes"]["same"]) == (0, 0, 20)
+    rows = [json.loads(line) for line in (out / "disagreements.jsonl").read_text().splitlines()]
+    assert len(rows) == model["disagreements"] and len(rows[0]["samples"]) == 4
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == 2 and "Compare" in html
+
+
+def test_eval_from_a_samples_file(tmp_path, capsys):
+    rows = [{"prompt": "1+1=", "response": r, "gold": "2"} for r in ("2", "2", "3", "2")]
+    rows += [{"prompt": "2+2=", "response": r, "gold": "4"} for r in ("4", "5", "5", "5")]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["eval", "--samples", str(path), "--out", str(tmp_path / "o")]) == 0
+    results = json.loads((tmp_path / "o" / "results.json").read_text())["model"]
+    assert list(results["pass_at_k"]) == ["1", "2", "4"]  # default k: powers of 2 up to n
+    assert results["pass_at_k"]["1"]["mean"] == 0.5  # (3/4 + 1/4) / 2
+    assert results["maj_at_k"]["4"]["mean"] == 0.5  # 2 wins, 5 wins
+    assert results["best_of_n"]["logprob"] is None
+    assert "pass@1" in capsys.readouterr().out
+
+
+def test_eval_errors_are_one_line(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"prompt": "1+1=", "response": "2", "gold": "2"}\n{"prompt": "1+1="}\n')
+    assert main(["eval", "--samples", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    expected = f"rlvr: error: {path}:2: missing field 'response' (each row needs ['prompt', 'response', 'gold'])"
+    assert err.strip() == expected
+    assert main(["eval", str(REPO / "models/tiny-arith"), "--n", "2", "--k", "4"]) == 2
+    assert "--k 4 is larger than --n 2" in capsys.readouterr().err
+    assert main(["eval"]) == 2
+    assert "needs a MODEL_PATH or --samples" in capsys.readouterr().err
+    checkpoint = tmp_path / "step_5"  # a run's checkpoint: weights and config, no tokenizer
+    checkpoint.mkdir()
+    (checkpoint / "config.json").write_text("{}")
+    assert main(["eval", str(checkpoint), "--n", "1"]) == 2
+    assert "no tokenizer files here (a training checkpoint?); pass --tokenizer" in capsys.readouterr().err
+
+
+def write_csv(path: Path, compute, reward) -> Path:
+    path.write_text("flops,reward\n" + "".join(f"{c},{r}\n" for c, r in zip(compute, reward)))
+    return path
+
+
+def test_fit_on_a_csv_with_target_and_holdout(tmp_path, capsys):
+    compute = np.logspace(15, 19, 24)
+    reward = sigmoid_reward(compute, 0.2, 0.7, 1.2, 1e17) + np.random.default_rng(0).normal(0, 0.01, 24)
+    csv = write_csv(tmp_path / "recipe.csv", compute, reward)
+    code = main(["fit", str(csv), "--x", "flops", "--target", "1e20", "--holdout", "0.25",
+                 "--resamples", "40", "--out", str(tmp_path / "fit")])
+    out = capsys.readouterr().out
+    assert code == 0 and "R(C = 1e+20) = 0.7" in out and "held-out mean |error|" in out
+    record = json.loads((tmp_path / "fit" / "fit.json").read_text())["inputs"][0]
+    assert abs(record["fit"]["params"]["A"] - 0.7) < 0.03 and record["fitted"] == 18
+    assert (tmp_path / "fit" / "fit.png").stat().st_size > 10_000
+
+
+def test_fit_failures_are_clear(tmp_path, capsys):
+    few = write_csv(tmp_path / "few.csv", [1, 2, 3], [0.1, 0.2, 0.3])
+    assert main(["fit", str(few), "--x", "flops", "--resamples", "10", "--out", str(tmp_path / "f")]) == 2
+    assert "cannot fit: too few points" in capsys.readouterr().out
+    early = np.logspace(2, 3.5, 20)
+    reward = sigmoid_reward(early, 0.1, 0.8, 1.5, 1e4) + np.random.default_rng(0).normal(0, 0.01, 20)
+    csv = write_csv(tmp_path / "early.csv", early, reward)
+    assert main(["fit", str(csv), "--x", "flops", "--target", "1e6", "--resamples", "40",
+                 "--out", str(tmp_path / "f")]) == 0
+    out = capsys.readouterr().out
+    assert "no extrapolation: the ceiling is not identified yet" in out
+    assert "not extrapolating to C = 1e+06" in out and "R(C = 1e+06)" not in out
+
+
+def test_fit_on_a_run_folder(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = []
+    for step in range(1, 201):
+        row = {"step": step, "throughput/tokens_per_s": 500.0, "time/step_s": 0.2, "time/elapsed_s": 0.2 * step}
+        if step % 10 == 0:
+            row["eval/accuracy"] = float(sigmoid_reward([100.0 * step], 0.2, 0.6, 2.0, 3000.0)[0])
+        rows.append(row)
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["fit", str(run), "--resamples", "20", "--out", str(tmp_path / "f")]) == 0
+    assert "run: 20 points (eval/accuracy vs tokens)" in capsys.readouterr().out
+    assert main(["fit", str(run), "--x", "flops", "--out", str(tmp_path / "f")]) == 2
+    assert "does not log FLOPs yet" in capsys.readouterr().err
