@@ -40,6 +40,8 @@ def test_train_writes_the_run_folder(tmp_path):
                 "time/generate_s", "time/backward_s"):
         assert key in rows[0], key
     assert "eval/accuracy" in rows[1] and "eval/accuracy" not in rows[0]
+    flops = [r["compute/flops"] for r in rows]
+    assert flops[0] > 0 and all(b > a for a, b in zip(flops, flops[1:]))
     samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
     assert samples and {"prompt", "completion", "reward", "reason"} <= set(samples[0])
     assert (run / "config.toml").read_text().count("[train]") == 1

@@ -32,8 +32,15 @@ def test_run_folder_tokens_and_seconds(tmp_path):
     assert tokens.compute.tolist() == [300.0, 700.0] and tokens.reward.tolist() == [0.3, 0.5]
     assert (tokens.name, tokens.y) == ("run", "eval/accuracy")
     assert read_points(folder, "seconds").compute.tolist() == [4.0, 6.0]
-    with pytest.raises(FitError, match="does not log FLOPs yet"):
+    with pytest.raises(FitError, match="did not log 'compute/flops'"):
         read_points(folder, "flops")
+
+
+def test_run_folder_logged_compute_is_preferred(tmp_path):
+    rows = [{**r, "compute/flops": 1e9 * r["step"], "compute/tokens_generated": 10.0 * r["step"]} for r in ROWS]
+    folder = run_folder(tmp_path, rows)
+    assert read_points(folder, "flops").compute.tolist() == [2e9, 4e9]
+    assert read_points(folder, "tokens").compute.tolist() == [20.0, 40.0]
 
 
 def test_run_folder_errors(tmp_path):

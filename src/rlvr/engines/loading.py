@@ -9,6 +9,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, P
 
 from rlvr.errors import ModelLoadError
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
@@ -27,6 +28,8 @@ def load_tokenizer(path: str | Path) -> PreTrainedTokenizerBase:
     path = Path(path)
     if not path.is_dir():  # else transformers takes the path for a hub repo id
         raise ModelLoadError(f"{path}: model folder not found")
+    if not any((path / f).is_file() for f in TOKENIZER_FILES):
+        raise ModelLoadError(f"{path}: no tokenizer files ({', '.join(TOKENIZER_FILES)})")
     try:
         tok = AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError, KeyError) as e:

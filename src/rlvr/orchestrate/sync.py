@@ -49,6 +49,8 @@ class SyncLoop:
         self.sampler = PromptSampler(parts.train_set, seed=config.run.seed)
         self.step = 0
         self.elapsed = 0.0  # training seconds, carried across resumes
+        self.compute = {"compute/tokens_generated": 0.0, "compute/tokens_trained": 0.0, "compute/flops": 0.0}
+        self.n_params = sum(p.numel() for p in parts.model.parameters())
 
     def resume_from_latest(self) -> int:
         """Load the newest checkpoint's loop state (weights were loaded by `build`)."""
@@ -61,6 +63,7 @@ class SyncLoop:
         self.parts.engine.generator.set_state(state["engine_rng"])
         self.sampler.load_state(state["sampler"])
         self.step, self.elapsed = state["step"], state["elapsed"]
+        self.compute.update(state.get("compute", {}))
         self.folder.truncate_after(self.step)
         self.sync_weights()
         return self.step
@@ -70,6 +73,7 @@ class SyncLoop:
 
     def checkpoint(self) -> None:
         state = {"optimizer": self.parts.trainer.optimizer.state_dict(), "elapsed": self.elapsed,
+                 "compute": dict(self.compute),
                  **self.next_batch_state()}
         save_checkpoint(self.folder.checkpoints, self.step, self.parts.model, state, self.config.checkpoint.keep)
 
@@ -147,6 +151,7 @@ class SyncLoop:
         metrics.update(rollout_metrics(produced.groups))
         metrics.update({k: float(v) for k, v in produced.counts.items()})
         metrics.update(p.engine.stats())
+        metrics.update(self.count_compute(batch))
         metrics.update({"step": self.step, "time/generate_s": produced.generate_s, "time/score_s": produced.score_s,
                         "time/step_s": step_s, "time/elapsed_s": self.elapsed,
                         "throughput/tokens_per_s": float(batch.completion_mask.sum()) / step_s,
@@ -154,6 +159,19 @@ class SyncLoop:
                         "async/staleness": float(self.step - 1 - produced.policy_version)})
         self.folder.append_samples(sample_rows(produced.groups, self.step, c.log.samples_per_step))
         return dict(sorted(metrics.items(), key=lambda kv: (kv[0] != "step", kv[0])))
+
+    def count_compute(self, batch) -> dict[str, float]:
+        """Cumulative compute, approximated as 2 FLOPs per parameter per token forward and 6
+        forward + backward (P = all parameters): generation runs prompt + completion tokens
+        forward once, training runs them forward and backward per update, a reference model
+        forward once."""
+        seen = float(batch.attention_mask.sum())
+        updates = self.config.train.updates_per_batch
+        ref = 1.0 if self.parts.ref_model is not None else 0.0
+        self.compute["compute/tokens_generated"] += float(batch.completion_mask.sum())
+        self.compute["compute/tokens_trained"] += seen * updates
+        self.compute["compute/flops"] += self.n_params * seen * (2.0 + 6.0 * updates + 2.0 * ref)
+        return dict(self.compute)
 
     def make_batch(self, groups):
         c, p = self.config, self.parts

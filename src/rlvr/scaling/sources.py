@@ -3,10 +3,12 @@
 Run folder (`runs/<name>/metrics.jsonl`, one JSON object a step): the reward is `y` (default
 `eval/accuracy`, present on eval steps only), and the compute axis `x` is
 
-    tokens:  cumulative completion tokens, sum over steps s <= t of
+    tokens:  compute/tokens_generated (cumulative completion tokens); for runs made before
+             it was logged, the sum over steps s <= t of
              throughput/tokens_per_s[s] * time/step_s[s]   (= the step's completion tokens)
     seconds: time/elapsed_s (training seconds, summed across resumes)
-    flops:   not logged by the trainer yet; use a CSV
+    flops:   compute/flops (cumulative, 2 FLOPs per parameter per token forward, 6 forward +
+             backward; see docs/metrics.md)
 
 CSV: a header row, then one row a point. The compute column is named like `x` (`flops`,
 `tokens`, `seconds`) or `compute`; the reward column is `y` (default `reward`). A point at
@@ -68,9 +70,12 @@ def read_metrics(path: Path) -> list[dict]:
 
 def compute_column(rows: list[dict], x: str, where: Path) -> np.ndarray:
     """Compute after each step (S,) on axis x, see the module docstring."""
+    logged = {"flops": "compute/flops", "tokens": "compute/tokens_generated"}.get(x)
+    if logged and all(isinstance(r.get(logged), (int, float)) for r in rows):
+        return np.array([float(r[logged]) for r in rows])
     if x == "flops":
-        raise FitError(f"{where}: the trainer does not log FLOPs yet; use --x tokens or --x seconds, "
-                       f"or give a CSV with a 'flops' column")
+        raise FitError(f"{where}: this run did not log 'compute/flops' (made before rlvr counted "
+                       f"FLOPs); use --x tokens or --x seconds, or give a CSV with a 'flops' column")
     keys = ("throughput/tokens_per_s", "time/step_s") if x == "tokens" else ("time/elapsed_s",)
     for row in rows:
         missing = [k for k in keys if not isinstance(row.get(k), (int, float))]
