@@ -206,7 +206,8 @@ def test_constant_group_gives_exact_zeros_float32(data, constant, size, scale):
 
 
 def rloo_of(rewards, group_ids, dtype=torch.float64):
-    return outcome_advantages(torch.tensor(rewards, dtype=dtype), torch.tensor(group_ids), baseline="rloo", scale="none")
+    r, ids = torch.tensor(rewards, dtype=dtype), torch.tensor(group_ids)
+    return outcome_advantages(r, ids, baseline="rloo", scale="none")
 
 
 def test_rloo_hand_computed():

@@ -1,0 +1,44 @@
+"""Dynamic sampling: which prompt groups carry a learning signal (DAPO, arXiv:2503.14476 §3.2).
+
+Under a group baseline, a group whose rewards are all equal (all right or all wrong) has
+advantage 0 for every completion and contributes no gradient, only a smaller effective batch.
+DAPO over-samples and keeps the groups with 0 < accuracy < 1 until the batch is full; ScaleRL
+(arXiv:2510.13786) drops them from the loss ("zero-variance filtering"). The refill loop
+(generate more, cap the extra rounds) belongs to the orchestrator; this is its pure part.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+Tensor = torch.Tensor
+
+
+@dataclass(frozen=True)
+class GroupFilter:
+    """keep_rows (B,) bool, keep_groups (n_groups,) bool (indexed by group id; ids that do not
+    occur are False), kept / dropped: 0-dim long tensors counting groups present in the batch."""
+
+    keep_rows: Tensor
+    keep_groups: Tensor
+    kept: Tensor
+    dropped: Tensor
+
+
+def nonzero_variance_groups(rewards: Tensor, group_ids: Tensor) -> GroupFilter:
+    """Keep the groups whose rewards are not all equal (exact comparison: max > min).
+
+    rewards (B,), group_ids (B,) long → `GroupFilter`. A singleton group has zero variance
+    and is dropped, like any group whose advantage would be 0.
+    """
+    n_groups = int(group_ids.max()) + 1 if group_ids.numel() else 0
+    high = torch.full((n_groups,), float("-inf"), dtype=torch.float64).scatter_reduce(
+        0, group_ids, rewards.double(), "amax")
+    low = torch.full((n_groups,), float("inf"), dtype=torch.float64).scatter_reduce(
+        0, group_ids, rewards.double(), "amin")
+    present = torch.bincount(group_ids, minlength=n_groups) > 0
+    keep_groups = present & (high > low)
+    return GroupFilter(keep_rows=keep_groups[group_ids], keep_groups=keep_groups,
+                       kept=keep_groups.sum(), dropped=(present & ~keep_groups).sum())
