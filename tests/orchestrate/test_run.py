@@ -28,3 +28,21 @@ def test_time_limit_stops_training_early(tmp_path):
     result = train(config)
     assert result.steps == 1  # the limit is checked between steps
     assert len(result.folder.read_metrics()) == 1
+
+
+def test_pass_at_k_during_training_and_best_checkpoint(tmp_path):
+    overrides = [f"run.output_dir={tmp_path}", "train.steps=4", "train.lr=1e-4", "sampling.prompts_per_step=2",
+                 "sampling.group_size=2", "log.progress=none", "eval.every=2", "eval.size=8", "eval.samples=4",
+                 "eval.k=[1, 4]", "eval.keep_best=eval/pass@4"]
+    rows = train(load_config(REPO / "recipes" / "grpo.toml", overrides)).folder.read_metrics()
+    evals = [r for r in rows if "eval/pass@1" in r]
+    assert [r["step"] for r in evals] == [2, 4]
+    for r in evals:
+        assert 0 <= r["eval/pass@1"] <= r["eval/pass@4"] <= 1
+    best = max(evals, key=lambda r: r["eval/pass@4"])  # the first one on ties
+    kept = list((tmp_path / "grpo" / "best_checkpoint").iterdir())
+    assert [p.name for p in kept] == [f"step_{best['step']}"]
+    # Training samples are untouched by the evaluation's draws.
+    plain = train(load_config(REPO / "recipes" / "grpo.toml", [
+        *overrides[:-3], "eval.samples=0", "run.name=plain"])).folder.read_metrics()
+    assert [r["reward/mean"] for r in plain] == [r["reward/mean"] for r in rows]

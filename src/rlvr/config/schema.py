@@ -85,6 +85,10 @@ class EvalSection(Section):
     every: int = Field(50, ge=0)  # 0: only before and after training
     size: int = Field(200, ge=0)  # held-out prompts per evaluation; 0 disables
     max_new_tokens: int = Field(8, ge=1)
+    samples: int = Field(0, ge=0)  # n sampled completions per prompt for pass@k; 0: greedy only
+    k: list[int] = [1]
+    temperature: float = Field(1.0, gt=0)
+    keep_best: Optional[str] = None  # keep the checkpoint with the best value of this eval metric
 
 
 class LogSection(Section):
@@ -150,5 +154,11 @@ def incoherences(c: Config):
         yield "sampling.min_new_tokens is above sampling.max_new_tokens"
     if c.orchestrate.backend == "local" and c.orchestrate.rollout_workers > 1:
         yield "orchestrate.rollout_workers > 1 needs orchestrate.backend = 'ray'"
+    e = c.eval
+    if e.samples and any(k < 1 or k > e.samples for k in e.k):
+        yield f"eval.k = {e.k} must lie in 1 .. eval.samples ({e.samples})"
+    valid = {"eval/accuracy", *(f"eval/pass@{k}" for k in e.k if e.samples)}
+    if e.keep_best is not None and e.keep_best not in valid:
+        yield f"eval.keep_best = {e.keep_best!r} is not an eval metric of this run ({', '.join(sorted(valid))})"
     if t.low > t.high:
         yield f"task.low ({t.low}) is above task.high ({t.high})"

@@ -16,6 +16,7 @@ from rlvr.algo import outcome_advantages
 from rlvr.config import Config
 from rlvr.engines.loading import pad_token_id
 from rlvr.evaluate import greedy_accuracy
+from rlvr.evaluate.sampled import sampled_pass_at_k
 from rlvr.orchestrate.components import Components
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.run_folder import RunFolder
@@ -51,6 +52,7 @@ class SyncLoop:
         self.elapsed = 0.0  # training seconds, carried across resumes
         self.compute = {"compute/tokens_generated": 0.0, "compute/tokens_trained": 0.0, "compute/flops": 0.0}
         self.n_params = sum(p.numel() for p in parts.model.parameters())
+        self.best = float("-inf")  # best value of eval.keep_best so far
 
     def resume_from_latest(self) -> int:
         """Load the newest checkpoint's loop state (weights were loaded by `build`)."""
@@ -64,6 +66,7 @@ class SyncLoop:
         self.sampler.load_state(state["sampler"])
         self.step, self.elapsed = state["step"], state["elapsed"]
         self.compute.update(state.get("compute", {}))
+        self.best = state.get("best", self.best)
         self.folder.truncate_after(self.step)
         self.sync_weights()
         return self.step
@@ -73,7 +76,7 @@ class SyncLoop:
 
     def checkpoint(self) -> None:
         state = {"optimizer": self.parts.trainer.optimizer.state_dict(), "elapsed": self.elapsed,
-                 "compute": dict(self.compute),
+                 "compute": dict(self.compute), "best": self.best,
                  **self.next_batch_state()}
         save_checkpoint(self.folder.checkpoints, self.step, self.parts.model, state, self.config.checkpoint.keep)
 
@@ -103,13 +106,31 @@ class SyncLoop:
                 break
             metrics = self.train_step()
             if self.should_eval():
-                metrics["eval/accuracy"] = self.evaluate()
+                metrics.update(self.eval_metrics())
+                self.keep_if_best(metrics)
             self.folder.append_metrics(metrics)
             if board is not None:
                 board.write(metrics)
             if self.step % c.checkpoint.every == 0 or self.step == c.train.steps:
                 self.checkpoint()
             display.update(self.step, metrics)
+
+    def eval_metrics(self) -> dict[str, float]:
+        """Greedy accuracy, and pass@k from `eval.samples` completions per prompt when set."""
+        metrics = {"eval/accuracy": self.evaluate()}
+        e = self.config.eval
+        if e.samples:
+            metrics.update(sampled_pass_at_k(self.parts, self.parts.test_set[:e.size], e, self.config.run.seed))
+        return metrics
+
+    def keep_if_best(self, metrics: dict[str, float]) -> None:
+        """Keep a copy of the checkpoint whose `eval.keep_best` metric is the best so far."""
+        name = self.config.eval.keep_best
+        if name is None or metrics.get(name, float("-inf")) <= self.best:
+            return
+        self.best = metrics[name]
+        state = {"metric": name, "value": self.best}
+        save_checkpoint(self.folder.path / "best_checkpoint", self.step, self.parts.model, state, keep=1)
 
     def should_eval(self) -> bool:
         e = self.config.eval

@@ -1,0 +1,28 @@
+"""pass@k during training: n sampled completions per held-out prompt, with a fixed seed."""
+
+from __future__ import annotations
+
+from rlvr.engines.base import SamplingParams
+from rlvr.evaluate.passk import pass_at_k
+from rlvr.types import Sample
+
+
+def sampled_pass_at_k(parts, test: list[Sample], eval_section, seed: int) -> dict[str, float]:
+    """`eval/pass@k` for each k of `eval.k`, the unbiased estimator averaged over prompts.
+
+    The engine's generator is seeded with `seed + 1` for the evaluation and then put back, so
+    every evaluation of a run draws with the same random numbers (a fairer comparison between
+    checkpoints) and training samples exactly as it would have without it.
+    """
+    e = eval_section
+    params = SamplingParams(max_new_tokens=e.max_new_tokens, temperature=e.temperature,
+                            stop=parts.sampling.stop)
+    generator = parts.engine.generator
+    saved = generator.get_state()
+    generator.manual_seed(seed + 1)
+    try:
+        groups = parts.engine.generate([s.prompt for s in test], e.samples, params)
+    finally:
+        generator.set_state(saved)
+    correct = [sum(parts.reward_fn(r.text, s.answer).score >= 1.0 for r in g) for g, s in zip(groups, test)]
+    return {f"eval/pass@{k}": sum(pass_at_k(e.samples, c, k) for c in correct) / len(test) for k in e.k}
