@@ -53,21 +53,35 @@ class SamplingSection(Section):
     max_new_tokens: int = Field(8, ge=1)
     min_new_tokens: int = Field(0, ge=0)  # EOS is suppressed until this many tokens (benchmarks)
     stop: list[str] = []
+    # Dynamic sampling (DAPO): "drop" groups whose rewards are all equal, or "refill" the batch
+    # with newly generated groups, at most max_refill_rounds extra generation rounds a step.
+    zero_variance: Literal["keep", "drop", "refill"] = "keep"
+    max_refill_rounds: int = Field(4, ge=0)
+    overlong_cache: Optional[int] = Field(None, gt=0)  # DAPO soft punishment over the last N tokens
+    mask_truncated: bool = False  # drop completions cut at max_new_tokens from the loss
+    curriculum: Literal["none", "no_positive_resampling"] = "none"
+    retire_above: float = Field(0.9, gt=0, le=1)  # pass rate above which a prompt is retired
 
 
 class AlgoSection(Section):
-    baseline: Literal["group_mean"] = "group_mean"
+    advantage: Literal["group", "reinforce_pp"] = "group"
+    baseline: Literal["group_mean", "rloo", "none"] = "group_mean"
     scale: Literal["group_std", "batch_std", "none"] = "group_std"
     adv_eps: float = Field(1e-4, ge=0)
-    ratio_level: Literal["token"] = "token"
-    surrogate: Literal["ppo_clip"] = "ppo_clip"
-    eps_low: float = Field(0.2, gt=0, lt=1)
-    eps_high: float = Field(0.2, gt=0)
+    gamma: float = Field(1.0, gt=0, le=1)  # reinforce_pp: discount of the token returns
+    ratio_level: Literal["token", "sequence", "sequence_token"] = "token"
+    surrogate: Literal["ppo_clip", "dual_clip", "cispo"] = "ppo_clip"
+    eps_low: float = Field(0.2, ge=0)
+    eps_high: float = Field(0.2, ge=0)
+    clip_c: Optional[float] = None  # dual_clip: bound on the loss of negative-advantage tokens
     aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm",
                          "prompt_mean"] = "seq_mean_token_mean"
     aggregation_constant: Optional[float] = Field(None, gt=0)
     kl: Literal["none", "k1", "k2", "k3"] = "none"
     kl_coef: float = Field(0.0, ge=0)
+    kl_placement: Literal["loss", "reward"] = "loss"
+    kl_clamp: Optional[float] = Field(None, gt=0)
+    entropy_coef: float = Field(0.0, ge=0)
 
 
 class TrainSection(Section):
@@ -142,8 +156,17 @@ def incoherences(c: Config):
         yield "algo.aggregation = 'seq_mean_token_sum_norm' needs algo.aggregation_constant (e.g. the max response length)"
     if a.aggregation != "seq_mean_token_sum_norm" and a.aggregation_constant is not None:
         yield f"algo.aggregation_constant is only used by 'seq_mean_token_sum_norm', not {a.aggregation!r}"
-    if a.baseline == "group_mean" and c.sampling.group_size == 1:
-        yield "algo.baseline = 'group_mean' needs sampling.group_size >= 2 (a group of one has zero advantage)"
+    if a.baseline in ("group_mean", "rloo") and c.sampling.group_size == 1:
+        yield f"algo.baseline = {a.baseline!r} needs sampling.group_size >= 2 (a group of one has zero advantage)"
+    if (a.surrogate == "dual_clip") != (a.clip_c is not None):
+        yield "algo.clip_c is set exactly when algo.surrogate = 'dual_clip'"
+    if a.advantage == "reinforce_pp" and a.scale != "none":
+        yield "algo.advantage = 'reinforce_pp' whitens over the batch itself: set algo.scale = 'none'"
+    if a.advantage == "reinforce_pp" and a.baseline == "rloo":
+        yield "algo.advantage = 'reinforce_pp' takes baseline 'none' or 'group_mean' (REINFORCE++-baseline)"
+    s = c.sampling
+    if s.overlong_cache is not None and s.overlong_cache > s.max_new_tokens:
+        yield "sampling.overlong_cache is above sampling.max_new_tokens (the budget L_max)"
     if t.kind == "jsonl" and not t.train_path:
         yield "task.kind = 'jsonl' needs task.train_path"
     if t.kind == "arithmetic" and (t.train_path or t.test_path):

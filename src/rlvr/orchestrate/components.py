@@ -10,10 +10,11 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.algo import Objective
+from rlvr.algo.objective import check_coherence
 from rlvr.config import Config
 from rlvr.engines import Engine, HFEngine, SamplingParams
 from rlvr.engines.loading import load_model, load_tokenizer
-from rlvr.errors import DatasetError
+from rlvr.errors import ConfigError, DatasetError
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks import arithmetic_splits, load_jsonl
 from rlvr.train import OptimConfig, Trainer
@@ -61,11 +62,21 @@ def check_prompt_lengths(samples: list[Sample], tokenizer, context: int | None, 
 
 
 def objective_from(config: Config) -> Objective:
+    """The recipe's objective; an incoherent combination of axes is a ConfigError."""
     a = config.algo
-    return Objective(ratio_level=a.ratio_level, surrogate=a.surrogate,
-                     surrogate_args={"eps_low": a.eps_low, "eps_high": a.eps_high},
-                     aggregation=a.aggregation, aggregation_constant=a.aggregation_constant or 1.0,
-                     kl=a.kl, kl_coef=a.kl_coef)
+    surrogate_args = {"eps_low": a.eps_low, "eps_high": a.eps_high}
+    if a.surrogate == "dual_clip":
+        surrogate_args["clip_c"] = a.clip_c
+    try:
+        objective = Objective(ratio_level=a.ratio_level, surrogate=a.surrogate, surrogate_args=surrogate_args,
+                              aggregation=a.aggregation, aggregation_constant=a.aggregation_constant or 1.0,
+                              kl=a.kl, kl_coef=a.kl_coef, kl_placement=a.kl_placement, kl_clamp=a.kl_clamp,
+                              entropy_coef=a.entropy_coef)
+        per_token = a.advantage == "reinforce_pp" and (a.kl_placement == "reward" and a.kl != "none" or a.gamma < 1)
+        check_coherence(objective, advantage_varies_per_token=per_token)
+    except ValueError as e:
+        raise ConfigError(f"[algo]: {e}") from None
+    return objective
 
 
 def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
@@ -81,6 +92,7 @@ def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: P
 
 def build(config: Config, base: Path, weights_from: Path | None = None) -> Components:
     """Everything a run needs. `weights_from` (a checkpoint) replaces the model's weights."""
+    objective = objective_from(config)
     model_path = resolve_path(config.model.path, base)
     tokenizer = load_tokenizer(model_path)
     model = load_model(weights_from or model_path, config.model.dtype)
@@ -91,7 +103,6 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     s = config.sampling
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
                               top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
-    objective = objective_from(config)
     ref_model = load_model(model_path, config.model.dtype).eval() if objective.needs_ref else None
     t = config.train
     trainer = Trainer(model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,

@@ -6,27 +6,24 @@ log-probs of the objective are the engine's sampling log-probs.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import Counter
 from dataclasses import dataclass
-import torch
 
-from rlvr.algo import outcome_advantages
+from rlvr.algo.curriculum import PassRateTracker
 from rlvr.config import Config
-from rlvr.engines.loading import pad_token_id
 from rlvr.evaluate import greedy_accuracy
 from rlvr.evaluate.sampled import sampled_pass_at_k
+from rlvr.orchestrate.batch_builder import build_batch
 from rlvr.orchestrate.components import Components
+from rlvr.orchestrate.dynamic_sampling import select_groups, update_curriculum
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.run_folder import RunFolder
 from rlvr.orchestrate.scoring import score_groups
 from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows
 from rlvr.tasks import PromptSampler
-from rlvr.train.batching import collate
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
-from rlvr.train.logprobs import batch_logprobs
 from rlvr.types import Scored
 
 
@@ -53,6 +50,8 @@ class SyncLoop:
         self.compute = {"compute/tokens_generated": 0.0, "compute/tokens_trained": 0.0, "compute/flops": 0.0}
         self.n_params = sum(p.numel() for p in parts.model.parameters())
         self.best = float("-inf")  # best value of eval.keep_best so far
+        s = config.sampling
+        self.curriculum = PassRateTracker(threshold=s.retire_above) if s.curriculum != "none" else None
 
     def resume_from_latest(self) -> int:
         """Load the newest checkpoint's loop state (weights were loaded by `build`)."""
@@ -64,6 +63,8 @@ class SyncLoop:
         self.parts.trainer.optimizer.load_state_dict(state["optimizer"])
         self.parts.engine.generator.set_state(state["engine_rng"])
         self.sampler.load_state(state["sampler"])
+        if self.curriculum is not None:
+            self.curriculum.load_state_dict(state["curriculum"])
         self.step, self.elapsed = state["step"], state["elapsed"]
         self.compute.update(state.get("compute", {}))
         self.best = state.get("best", self.best)
@@ -142,24 +143,41 @@ class SyncLoop:
 
     def loop_state(self) -> dict:
         """What must be restored to draw the next batch exactly as this run would have."""
-        return {"sampler": self.sampler.state(), "engine_rng": self.parts.engine.generator.get_state()}
+        state = {"sampler": self.sampler.state(), "engine_rng": self.parts.engine.generator.get_state()}
+        if self.curriculum is not None:
+            state["curriculum"] = self.curriculum.state_dict()
+        return state
 
     def produce(self) -> Produced:
         """Draw prompts, generate G completions each, and score them."""
         c, p = self.config, self.parts
         state = self.loop_state()
-        t0 = time.perf_counter()
-        samples = self.sampler.next_batch(c.sampling.prompts_per_step)
-        rollouts = p.engine.generate([s.prompt for s in samples], c.sampling.group_size, p.sampling)
-        t1 = time.perf_counter()
-        groups, counts = score_groups(p.reward_fn, samples, rollouts, c.reward.on_error)
-        return Produced(groups, counts, t1 - t0, time.perf_counter() - t1, state, p.engine.policy_version)
+        timing = Counter()
+
+        def generate(n: int):
+            t0 = time.perf_counter()
+            samples = self.sampler.next_batch(n, skip=self.is_retired)
+            rollouts = p.engine.generate([s.prompt for s in samples], c.sampling.group_size, p.sampling)
+            t1 = time.perf_counter()
+            scored = score_groups(p.reward_fn, samples, rollouts, c.reward.on_error)
+            timing["generate"] += t1 - t0
+            timing["score"] += time.perf_counter() - t1
+            return scored
+
+        groups, counts = select_groups(generate, c.sampling)
+        update_curriculum(self.curriculum, groups, counts)
+        if self.curriculum is not None:
+            counts.update(self.curriculum.metrics())
+        return Produced(groups, counts, timing["generate"], timing["score"], state, p.engine.policy_version)
+
+    def is_retired(self, sample) -> bool:
+        return self.curriculum is not None and self.curriculum.is_retired(sample.prompt)
 
     def consume(self, produced: Produced, wait_s: float = 0.0) -> dict[str, float]:
         """Train on a produced batch, push the new weights to the engine, and report."""
         c, p = self.config, self.parts
         t0 = time.perf_counter()
-        batch = self.make_batch(produced.groups)
+        batch, shaping = build_batch(produced.groups, c, p)
         metrics: dict[str, float] = {}
         for _ in range(c.train.updates_per_batch):
             metrics = p.trainer.step(batch)
@@ -172,6 +190,7 @@ class SyncLoop:
         metrics.update(rollout_metrics(produced.groups))
         metrics.update({k: float(v) for k, v in produced.counts.items()})
         metrics.update(p.engine.stats())
+        metrics.update(shaping)
         metrics.update(self.count_compute(batch))
         metrics.update({"step": self.step, "time/generate_s": produced.generate_s, "time/score_s": produced.score_s,
                         "time/step_s": step_s, "time/elapsed_s": self.elapsed,
@@ -194,15 +213,3 @@ class SyncLoop:
         self.compute["compute/flops"] += self.n_params * seen * (2.0 + 6.0 * updates + 2.0 * ref)
         return dict(self.compute)
 
-    def make_batch(self, groups):
-        c, p = self.config, self.parts
-        flat = [s for g in groups for s in g]
-        rewards = torch.tensor([s.reward for s in flat])
-        group_ids = torch.tensor([i for i, g in enumerate(groups) for _ in g])
-        adv = outcome_advantages(rewards, group_ids, baseline=c.algo.baseline, scale=c.algo.scale, eps=c.algo.adv_eps)
-        batch = collate([s.rollout for s in flat], adv, group_ids, pad_token_id(p.tokenizer))
-        if p.ref_model is not None:
-            with torch.no_grad():
-                ref = batch_logprobs(p.ref_model, batch, c.sampling.temperature) * batch.completion_mask
-            batch = dataclasses.replace(batch, ref_logp=ref)
-        return batch

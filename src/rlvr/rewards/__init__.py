@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from typing import Callable
 
+from rlvr.rewards.code_verifier import CodeVerifier
+from rlvr.rewards.format_verifier import FormatVerifier
 from rlvr.rewards.math_verifier import MathVerifier
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 from rlvr.rewards.verdict import Verdict
 
 VERIFIERS: dict[str, Callable[..., object]] = {
     "math": MathVerifier,
+    "code": CodeVerifier,
+    "format": FormatVerifier,
 }
 
-__all__ = ["VERIFIERS", "MathVerifier", "Verdict", "VerifierTimeout", "run_with_time_limit"]
+__all__ = ["VERIFIERS", "CodeVerifier", "FormatVerifier", "MathVerifier", "Verdict", "VerifierTimeout", "run_with_time_limit"]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Callable
+
+from rlvr.errors import RlvrError
 
 from rlvr.types import Sample
 
@@ -20,16 +23,25 @@ class PromptSampler:
         random.Random(self.seed * 1_000_003 + self.epoch).shuffle(order)
         return order
 
-    def next_batch(self, n: int) -> list[Sample]:
-        """The next n samples, crossing into a new shuffled epoch when one runs out."""
+    def next_batch(self, n: int, skip: Callable[[Sample], bool] | None = None) -> list[Sample]:
+        """The next n samples, crossing into a new shuffled epoch when one runs out. Samples for
+        which `skip` is true (e.g. prompts retired by a curriculum) are passed over."""
         out: list[Sample] = []
         order = self._order()
+        passed_over = 0
         while len(out) < n:
             if self.index >= len(order):
                 self.epoch, self.index = self.epoch + 1, 0
                 order = self._order()
-            out.append(self.samples[order[self.index]])
+            sample = self.samples[order[self.index]]
             self.index += 1
+            if skip is not None and skip(sample):
+                passed_over += 1
+                if passed_over > len(self.samples):
+                    raise RlvrError("every training prompt is retired by the curriculum; nothing left to sample")
+                continue
+            passed_over = 0
+            out.append(sample)
         return out
 
     def state(self) -> dict[str, int]:

@@ -1,0 +1,64 @@
+"""Scored groups → the training batch: reward shaping, KL in the reward, advantages, masks.
+
+The order (each step optional, set by the recipe):
+  1. overlong shaping    r_i += overlong_penalty(|y_i|)               (DAPO eq. 13)
+  2. reference log-probs when the recipe has a KL term
+  3. KL in the reward    per-token beta * KL_t(pi_old || pi_ref)     (subtracted from rewards)
+  4. advantages          group: baseline then scale, one value a completion
+                         reinforce_pp: token returns whitened over the batch
+  5. truncation mask     completions cut at the budget leave the loss (DAPO overlong filtering)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from rlvr.algo import outcome_advantages
+from rlvr.algo.kl import kl_reward_penalty
+from rlvr.algo.returns import reinforce_pp_advantages
+from rlvr.algo.shaping import overlong_penalty, truncation_mask
+from rlvr.config import Config
+from rlvr.engines.loading import pad_token_id
+from rlvr.train.batching import collate
+from rlvr.train.logprobs import batch_logprobs
+from rlvr.types import Batch, Scored
+
+
+def shaped_rewards(flat: list[Scored], config: Config) -> tuple[torch.Tensor, dict[str, float]]:
+    """(B,) rewards after overlong shaping, and the shaping's metric."""
+    rewards = torch.tensor([s.reward for s in flat], dtype=torch.float32)
+    s = config.sampling
+    if s.overlong_cache is None:
+        return rewards, {}
+    lengths = torch.tensor([len(x.rollout.completion_ids) for x in flat])
+    penalty = overlong_penalty(lengths, max_len=s.max_new_tokens, cache_len=s.overlong_cache).float()
+    return rewards + penalty, {"reward/overlong_penalty_mean": float(penalty.mean())}
+
+
+def build_batch(groups: list[list[Scored]], config: Config, parts) -> tuple[Batch, dict[str, float]]:
+    a = config.algo
+    flat = [s for g in groups for s in g]
+    group_ids = torch.tensor([i for i, g in enumerate(groups) for _ in g])
+    rewards, metrics = shaped_rewards(flat, config)
+    batch = collate([s.rollout for s in flat], torch.zeros(len(flat)), group_ids, pad_token_id(parts.tokenizer))
+    mask = batch.completion_mask
+    ref = None
+    if parts.ref_model is not None:
+        with torch.no_grad():
+            ref = batch_logprobs(parts.ref_model, batch, config.sampling.temperature) * mask
+    penalty = None
+    if ref is not None and a.kl_placement == "reward":
+        penalty = kl_reward_penalty(batch.old_logp, ref, mask, estimator=a.kl, coef=a.kl_coef, clamp=a.kl_clamp)
+        metrics["reward/kl_penalty_mean"] = float(penalty.sum(1).mean())
+    if a.advantage == "group":
+        r = rewards if penalty is None else rewards - penalty.sum(1)
+        adv = outcome_advantages(r, group_ids, baseline=a.baseline, scale=a.scale, eps=a.adv_eps)[:, None] * mask
+    else:
+        adv = reinforce_pp_advantages(rewards, group_ids, mask, baseline=a.baseline, kl_penalty=penalty, gamma=a.gamma)
+    if config.sampling.mask_truncated:
+        truncated = torch.tensor([s.rollout.finish_reason == "length" for s in flat])
+        mask = truncation_mask(truncated, mask)
+        metrics["response/masked_truncated"] = float(truncated.sum())
+    return dataclasses.replace(batch, adv=adv * mask, completion_mask=mask, ref_logp=ref), metrics

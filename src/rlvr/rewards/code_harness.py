@@ -1,0 +1,327 @@
+"""The code verifier's harness: the modes that run model code against tests, inside the sandbox.
+
+Stdlib only, no `from __future__`: `sandbox/program.py` ships this source, joined after
+`sandbox/inside.py`, into the sandbox (its modes receive inside.py's `Job`). The parent imports
+this module too, for the value codec, so that both sides read and write one format.
+
+Why the candidate cannot forge a verdict: nothing the candidate's process says is a verdict.
+
+- mode "call" (function-call cases): the candidate process reports the *values* its function
+  returned, encoded as plain data; the parent decodes them strictly (only None, bool, int,
+  float, complex, str, bytes, list, tuple, dict, set, frozenset; exact types, so a subclass
+  with an always-true `__eq__` cannot even be encoded) and compares them with the expected
+  values, which never enter the sandbox. A forged record is no more than a returned value.
+- mode "check" (assert-style `check(candidate)`): the tests run in a separate *checker*
+  process, forked before any model code runs and the only one holding the tests (fd 5) and
+  the results pipe (fd 4). The candidate process runs the model code and answers calls over a
+  socket with encoded values; the checker decodes them to plain data, so the tests' asserts
+  compare real values. Patching builtins, `sys.exit`, `SkipTest`, fake output or threads in
+  the candidate process cannot reach the checker; killing it only loses tests, which then
+  count as failed.
+"""
+
+import builtins
+import math
+import os
+import struct
+
+# json, select and socket are imported where used (and `serve` pre-imports them in warm mode):
+# a fresh sandbox that runs a plain program should not pay for them.
+
+MAX_DEPTH = 64
+MAX_MESSAGE = 1 << 22
+MAX_INT_BITS = 14_000  # ~4200 decimal digits: under Python's int-to-text limit (4300 digits)
+_SCALARS = (type(None), bool, int, float, str)
+
+
+class CandidateFailed(BaseException):
+    """The candidate did not answer a call: it died, hung, or answered out of turn.
+
+    A BaseException so that a test's own `except Exception:` cannot turn a dead candidate into
+    a pass.
+    """
+
+
+class CandidateNotLoaded(CandidateFailed):
+    """The candidate's program failed before it could answer (syntax error, exit at import...)."""
+
+
+class CandidateError(Exception):
+    """The candidate raised an exception that is not a builtin one (named in the message)."""
+
+
+def encode_value(value, depth: int = 0):
+    """Turn plain data into JSON-ready data; anything else raises TypeError.
+
+    Types are checked exactly (`type(x) is int`), never with isinstance: a subclass can
+    override `__eq__`. Lists and scalars stay JSON; every other container becomes a one-key
+    object naming its type, so that a JSON object is always a tag and decoding is unambiguous.
+    """
+    kind = type(value)
+    if depth > MAX_DEPTH:
+        raise TypeError(f"value nested deeper than {MAX_DEPTH}")
+    if kind is float and not math.isfinite(value):
+        return {"float": repr(value)}
+    if kind is int and value.bit_length() > MAX_INT_BITS:
+        raise TypeError(
+            f"integer of {value.bit_length()} bits is too large to pass (limit {MAX_INT_BITS})"
+        )
+    if kind in _SCALARS:
+        return value
+    if kind is list:
+        return [encode_value(item, depth + 1) for item in value]
+    if kind in (tuple, set, frozenset):
+        return {kind.__name__: [encode_value(item, depth + 1) for item in value]}
+    if kind is dict:
+        return {
+            "dict": [
+                [encode_value(k, depth + 1), encode_value(v, depth + 1)] for k, v in value.items()
+            ]
+        }
+    if kind is bytes:
+        return {"bytes": value.hex()}
+    if kind is complex:
+        return {"complex": [encode_value(value.real), encode_value(value.imag)]}
+    raise TypeError(
+        f"cannot pass a {kind.__name__!s:.60} value across the sandbox (plain data only)"
+    )
+
+
+def decode_value(tree, depth: int = 0):
+    """Inverse of `encode_value`; anything it could not have produced raises ValueError."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"value nested deeper than {MAX_DEPTH}")
+    if type(tree) in _SCALARS:
+        return tree
+    if type(tree) is list:
+        return [decode_value(item, depth + 1) for item in tree]
+    if type(tree) is not dict or len(tree) != 1:
+        raise ValueError("malformed encoded value")
+    ((tag, body),) = tree.items()
+    if tag == "float" and body in ("nan", "inf", "-inf"):
+        return float(body)
+    if tag == "bytes" and type(body) is str:
+        return bytes.fromhex(body)
+    if type(body) is not list:
+        raise ValueError(f"malformed encoded {tag!s:.20}")
+    items = [decode_value(item, depth + 1) for item in body]
+    if tag in ("tuple", "set", "frozenset"):
+        return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+    if tag == "dict" and all(type(pair) is list and len(pair) == 2 for pair in items):
+        return {key: item for key, item in items}
+    if tag == "complex" and len(items) == 2 and all(type(x) in (int, float) for x in items):
+        return complex(*items)
+    raise ValueError(f"unknown value tag {tag!s:.20}")
+
+
+def send_message(fd: int, message: dict) -> None:
+    """Write one length-prefixed JSON message (4-byte big-endian length, then the JSON)."""
+    import json
+
+    data = json.dumps(message).encode()
+    data = struct.pack(">I", len(data)) + data
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 16))
+        if not chunk:
+            raise CandidateFailed("the candidate process closed the connection")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def receive_message(fd: int) -> dict:
+    """Read one message written by `send_message`; CandidateFailed on EOF or a bad frame."""
+    (size,) = struct.unpack(">I", _read_exactly(fd, 4))
+    if size > MAX_MESSAGE:
+        raise CandidateFailed(f"message of {size} bytes is over the {MAX_MESSAGE} byte limit")
+    import json
+
+    try:
+        message = json.loads(_read_exactly(fd, size))
+    except (ValueError, RecursionError) as error:
+        raise CandidateFailed(f"unreadable message: {type(error).__name__}") from None
+    if type(message) is not dict:
+        raise CandidateFailed("message is not an object")
+    return message
+
+
+def write_record(record: dict) -> None:
+    """One JSON line on the results pipe (fd 4); a line this short is written atomically."""
+    import json
+
+    os.write(4, (json.dumps(record) + "\n").encode())
+
+
+def describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:300]
+
+
+# --- mode "call": function-call cases, values compared by the parent --------------------------
+
+
+def call_cases(job) -> int:
+    """Candidate role: load the program, call the entry point on each case, report values."""
+    header = job.header
+    namespace, error = job.load_module(header["code"], "candidate")
+    if error is not None:
+        write_record({"load_error": describe(error)})
+        return 1
+    function = namespace.get(header["entry_point"])
+    for index, case in enumerate(header["cases"]):
+        try:
+            if not callable(function):
+                raise NameError(f"{header['entry_point']!r} is not defined as a function")
+            args, kwargs = decode_value(case["args"]), decode_value(case["kwargs"])
+            record = {"case": index, "value": encode_value(function(*args, **kwargs))}
+        except BaseException as raised:  # SystemExit and SkipTest included: the case fails
+            record = {"case": index, "error": describe(raised)}
+        write_record(record)
+    return 0
+
+
+def mode_call(job) -> int:
+    import json  # noqa: F401  (before the fork, so that the candidate's time is its own)
+
+    pid = job.spawn("candidate", lambda: call_cases(job), keep=(4,))
+    return job.wait(pid)
+
+
+# --- mode "check": assert-style tests in a separate checker process ---------------------------
+
+
+class CandidateProxy:
+    """Stands in for the candidate function inside the checker: forwards each call, by value.
+
+    Returns decoded plain data; re-raises the candidate's exception as the builtin exception
+    of the same name when there is one (so that tests expecting `ValueError` still work),
+    else as `CandidateError`. After one failed exchange every later call fails at once.
+    """
+
+    def __init__(self, fd: int, name: str, timeout_s: float):
+        self.fd, self.__name__, self.timeout_s = fd, name, timeout_s
+        self.seq, self.broken = 0, None
+
+    def __call__(self, *args, **kwargs):
+        if self.broken:
+            raise CandidateFailed(self.broken)
+        self.seq += 1
+        send_message(
+            self.fd,
+            {"seq": self.seq, "args": encode_value(list(args)), "kwargs": encode_value(kwargs)},
+        )
+        try:
+            reply = self._reply()
+        except CandidateFailed as error:
+            self.broken = str(error)
+            raise
+        if reply.get("raised") == "CandidateNotLoaded":
+            self.broken = str(reply.get("message", ""))[:300]
+            raise CandidateNotLoaded(self.broken)
+        if "raised" in reply:
+            raise _rebuild_exception(str(reply["raised"]), str(reply.get("message", "")))
+        return decode_value(reply.get("value"))
+
+    def _reply(self) -> dict:
+        import select
+
+        ready, _, _ = select.select([self.fd], [], [], self.timeout_s)
+        if not ready:
+            raise CandidateFailed(f"no answer within {self.timeout_s} s")
+        reply = receive_message(self.fd)
+        if reply.get("seq") != self.seq:
+            raise CandidateFailed("answer out of turn")
+        return reply
+
+
+def _rebuild_exception(name: str, message: str) -> Exception:
+    kind = getattr(builtins, name, None)
+    if isinstance(kind, type) and issubclass(kind, Exception):
+        return kind(message)
+    return CandidateError(f"{name}: {message}"[:300])
+
+
+def run_one_test(source: str, helpers: str, entry: str, proxy) -> tuple:
+    """Checker: run one test's `check(candidate)` in a fresh namespace; (passed, detail, ran).
+
+    `ran` is False when the candidate could not answer at all (it failed to load, died or
+    hung): the monitors count such runs apart from plain wrong answers.
+    """
+    namespace = {"__name__": "__rlvr_check__", "__builtins__": builtins}
+    try:
+        exec(helpers, namespace)
+        namespace[entry] = proxy
+        exec(source, namespace)
+        check = namespace.get("check")
+        if not callable(check):
+            return False, "the test defines no check() function", True
+        check(proxy)
+    except CandidateFailed as error:
+        return False, describe(error), False
+    except BaseException as error:  # any way out but a normal return is a failed test
+        return False, describe(error), True
+    return True, "passed", True
+
+
+def run_checks(job, fd: int) -> int:
+    """Checker role: read the tests from fd 5, run each, one record per test on fd 4."""
+    import json
+
+    chunks = []
+    while chunk := os.read(5, 1 << 16):
+        chunks.append(chunk)
+    secret = json.loads(b"".join(chunks))
+    os.close(5)
+    header = job.header
+    proxy = CandidateProxy(fd, header["entry_point"], header["call_timeout_s"])
+    for index, source in enumerate(secret["tests"]):
+        passed, detail, ran = run_one_test(source, secret["helpers"], header["entry_point"], proxy)
+        write_record({"test": index, "passed": passed, "detail": detail, "ran": ran})
+    return 0
+
+
+def serve_calls(job, fd: int) -> int:
+    """Candidate role: load the program, then answer the checker's calls until it hangs up."""
+    namespace, error = job.load_module(job.header["code"], "candidate")
+    function = namespace.get(job.header["entry_point"])
+    while True:
+        try:
+            request = receive_message(fd)
+        except CandidateFailed:
+            return 0
+        reply = {"seq": request.get("seq")}
+        try:
+            if error is not None:
+                raise CandidateNotLoaded(f"the program failed to load: {describe(error)}")
+            if not callable(function):
+                raise NameError(f"{job.header['entry_point']!r} is not defined as a function")
+            value = function(*decode_value(request["args"]), **decode_value(request["kwargs"]))
+            reply["value"] = encode_value(value)
+        except BaseException as raised:  # SystemExit, SkipTest, ...: the checker sees a raise
+            reply.update(raised=type(raised).__name__, message=str(raised)[:300])
+        send_message(fd, reply)
+
+
+def mode_check(job) -> int:
+    """Fork the checker first (it alone keeps fds 4 and 5), then the candidate.
+
+    The job ends when the checker does; the namespace's teardown then kills the candidate.
+    """
+    import json  # noqa: F401  (once, before the forks, rather than in each role)
+    import socket
+
+    checker_fd, candidate_fd = (end.detach() for end in socket.socketpair())
+    checker = job.spawn("checker", lambda: run_checks(job, checker_fd), keep=(4, 5, checker_fd))
+    for fd in (4, 5, checker_fd):
+        os.close(fd)
+    job.spawn("candidate", lambda: serve_calls(job, candidate_fd), keep=(candidate_fd,))
+    os.close(candidate_fd)
+    return job.wait(checker)
+
+
+HARNESS_MODES = {"call": mode_call, "check": mode_check}
