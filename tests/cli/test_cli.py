@@ -92,6 +92,7 @@ def test_corrupt_model_folder(tmp_path):
     bad.mkdir()
     (bad / "config.json").write_text("{not json")
     (bad / "model.safetensors").write_bytes(b"junk")
+    (bad / "tokenizer.json").write_text("{also not json")
     proc = rlvr("train", "grpo", "--set", f"model.path={bad}", "--set", f"run.output_dir={tmp_path}", cwd=tmp_path, check=False)
     assert proc.returncode == 2
     assert f"{bad}: cannot load the tokenizer" in proc.stderr or f"{bad}: cannot load the model" in proc.stderr

@@ -115,4 +115,4 @@ def test_fit_on_a_run_folder(tmp_path, capsys):
     assert main(["fit", str(run), "--resamples", "20", "--out", str(tmp_path / "f")]) == 0
     assert "run: 20 points (eval/accuracy vs tokens)" in capsys.readouterr().out
     assert main(["fit", str(run), "--x", "flops", "--out", str(tmp_path / "f")]) == 2
-    assert "does not log FLOPs yet" in capsys.readouterr().err
+    assert "did not log 'compute/flops'" in capsys.readouterr().err

@@ -29,7 +29,7 @@ def test_unknown_section_lists_the_valid_ones(tmp_path):
 
 
 def test_wrong_type_and_impossible_value(tmp_path):
-    path = write(tmp_path, "[sampling]\ngroup_size = 'eight'\n[algo]\neps_low = 1.5\n")
+    path = write(tmp_path, "[sampling]\ngroup_size = 'eight'\n[algo]\neps_low = -0.5\n")
     with pytest.raises(ConfigError) as e:
         load_config(path)
     msg = str(e.value)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from transformers.utils import logging as hf_logging
 
 from rlvr.config import Config, dump_config, load_config
 from rlvr.errors import ConfigError
@@ -61,6 +62,7 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
             raise ConfigError(f"{resume_dir}: no config.toml here, so there is no run to resume")
     else:
         folder = new_run_folder(config)
+    hf_logging.disable_progress_bar()  # a bar for every checkpoint save would bury ours
     loop = open_loop(config, folder, resume=resume_dir is not None)
     display = ProgressDisplay(config.train.steps, config.log.progress, first_step=loop.step + 1)
     result = RunResult(folder=folder, steps=loop.step, train_seconds=0.0)
