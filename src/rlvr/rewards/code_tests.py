@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.errors import RewardError
+from rlvr.rewards.code_harness import encode_value
 
 STYLES = ("assert", "call", "stdio")
 COMPARISONS = ("lines", "tokens", "exact")
@@ -72,9 +73,12 @@ class CodeTests:
             )
         kind = {"assert": str, "call": CallCase, "stdio": IOCase}[self.style]
         wrong = [i for i, test in enumerate(self.tests) if not isinstance(test, kind)]
+        if not wrong and self.style == "call":
+            wrong = [i for i, test in enumerate(self.tests) if not _passable(test)]
         if wrong:
             raise RewardError(
-                f"{self.style} tests must be {kind.__name__} values; test(s) {wrong} are not"
+                f"{self.style} tests must be {kind.__name__} values (call arguments: plain "
+                f"data the sandbox can pass); test(s) {wrong} are not"
             )
 
     @classmethod
@@ -93,6 +97,15 @@ class CodeTests:
             raise RewardError(
                 f"malformed code tests ({type(error).__name__}: {error}) in {gold[:120]!r}"
             ) from None
+
+
+def _passable(case: CallCase) -> bool:
+    """Can the case's arguments cross into the sandbox (plain data only)?"""
+    try:
+        encode_value([list(case.args), dict(case.kwargs)])
+    except TypeError:
+        return False
+    return True
 
 
 def _test_from_json(style: str, test: Any) -> Any:

@@ -15,6 +15,9 @@ from rlvr.rewards.sandbox.program import python_command
 from rlvr.rewards.sandbox.types import Execution, Job, Limits
 
 
+_KILL_ALL = "import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass"
+
+
 class FreshRunner:
     """Runs each job in its own newly started sandbox; one job at a time."""
 
@@ -32,23 +35,21 @@ class FreshRunner:
             process = self._start(pipes)
         except OSError as error:
             pipes.close_all()
+            self._clean_up(uids, scratch)
             return self._failed(f"could not start the sandbox: {error}", start)
         pipes.close_child_ends()
         stop = lambda: _kill_group(process)  # noqa: E731
-        cap = self.limits.output_kb << 10
-        pumped = pump(pipes, start + self.limits.wall_s, cap, stop)
+        pumped = pump(pipes, start + self.limits.wall_s, self.limits.output_kb << 10, stop)
         exit_code = _reap(process)
         self._clean_up(uids, scratch)
+        outputs = pumped.outputs
         return Execution(
-            exit_code,
-            pumped.outputs["stdout"],
-            pumped.outputs["stderr"],
-            pumped.outputs["results"],
-            pumped.timed_out,
-            pumped.output_limited,
-            time.monotonic() - start,
-            self.plan.isolation(),
-        )
+            exit_code, outputs["stdout"], outputs["stderr"], outputs["results"],
+            timed_out=pumped.timed_out,
+            output_limited=pumped.output_limited,
+            wall_s=time.monotonic() - start,
+            isolation=self.plan.isolation(),
+        )  # fmt: skip
 
     def _start(self, pipes: JobPipes) -> subprocess.Popen:
         stdin, stdout, stderr, *extra = pipes.child
@@ -72,13 +73,14 @@ class FreshRunner:
 
     def _clean_up(self, uids: dict | None, scratch: str) -> None:
         """Without a pid namespace, a run's strays are found by uid; its scratch is removed."""
-        if self.plan.kind == "none" and uids:
-            for uid in uids.values():
-                subprocess.run(
-                    ["kill", "-KILL", "-1"], user=uid, check=False, stderr=subprocess.DEVNULL
-                )
-        if scratch != SCRATCH_IN_BWRAP:
-            shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            if self.plan.kind == "none" and uids:
+                for uid in uids.values():  # kill(-1) as that uid: all it owns but this one
+                    command = [self.plan.python, "-I", "-S", "-c", _KILL_ALL]
+                    subprocess.run(command, user=uid, check=False)
+        finally:
+            if scratch != SCRATCH_IN_BWRAP:
+                shutil.rmtree(scratch, ignore_errors=True)
 
     def _failed(self, why: str, start: float) -> Execution:
         return Execution(

@@ -1,13 +1,13 @@
 """The part of the sandbox that runs inside the isolation: one job, or a warm server of jobs.
 
-Stdlib only, no `from __future__`: `program.py` ships this file's source text, joined with the
-code harness (`rewards/code_harness.py`), to `python -I -S -c`, so nothing from rlvr (nor the
-venv) is importable in there.
+Stdlib only, no `from __future__`: `program.py` compiles this file's source, joined with the
+code harness (`rewards/code_harness.py`), into one .pyc that runs as `python -I -S PROGRAM`;
+nothing from rlvr (nor the venv) is importable in there.
 
 A job sees these file descriptors (placed by `remap_fds`):
 
     0, 1, 2  stdin, stdout, stderr of the program: pipes to the parent
-    3        header (read): one JSON document: mode, limits, uids, public payload
+    3        header (read): one marshal'd dict from the parent: mode, limits, uids, payload
     4        results (write): JSON lines for the parent; who may write depends on the mode
     5        secret (read): payload only the "checker" role may read (the tests); else empty
 
@@ -38,13 +38,9 @@ import types
 
 HEADER_FD, RESULT_FD, SECRET_FD = 3, 4, 5
 SCRATCH = "/scratch"  # where warm mode mounts each job's scratch; the header names the real one
-_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS = 1, 4, 38
-_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWPID, _CLONE_NEWNET = (
-    0x20000,
-    0x8000000,
-    0x20000000,
-    0x40000000,
-)
+_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS = 4, 38
+_CLONE_NEWNS, _CLONE_NEWIPC = 0x20000, 0x8000000
+_CLONE_NEWPID, _CLONE_NEWNET = 0x20000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -296,8 +292,7 @@ def _wait_job(sock, order: dict, j0: int, j1: int) -> bool:
                 break
     finally:
         os.close(pidfd)
-    if j1 > 0:
-        os.kill(j1, signal.SIGKILL)  # pid 1 of the job's namespace: takes every process with it
+    os.kill(j1, signal.SIGKILL)  # pid 1 of the job's namespace: takes every process with it
     os.kill(j0, signal.SIGKILL)
     return not ready
 
@@ -315,8 +310,10 @@ def serve_one(sock, order: dict, fds: list) -> dict:
         os.close(fd)
     raw = read_all(pid_r)
     os.close(pid_r)
-    j1 = struct.unpack("i", raw)[0] if len(raw) == 4 else -1
-    timed_out = _wait_job(sock, order, j0, j1)
+    if len(raw) != 4:  # J0 died before it could start the job: not the job's doing
+        os.waitpid(j0, 0)
+        return {"job": order["job"], "error": "could not set up the job's namespaces"}
+    timed_out = _wait_job(sock, order, j0, struct.unpack("i", raw)[0])
     _, status, usage = os.wait4(j0, 0)
     cpu_s = usage.ru_utime + usage.ru_stime
     return {"job": order["job"], "exit": exit_code(status), "timed_out": timed_out, "cpu_s": cpu_s}

@@ -70,68 +70,79 @@ def pump(pipes: JobPipes, deadline: float, cap: int, stop: Callable[[], None]) -
     outputs get `GRACE_S` seconds to close before the pump gives up on them. The pump closes
     every parent end it was given.
     """
-    selector = selectors.DefaultSelector()
-    pending = {fd: memoryview(data) for fd, data in pipes.inputs.items()}
-    for fd in pending:
-        os.set_blocking(fd, False)
-        selector.register(fd, selectors.EVENT_WRITE)
-    names = {fd: name for name, fd in pipes.outputs.items()}
-    chunks: dict[str, list[bytes]] = {name: [] for name in pipes.outputs}
-    sizes = dict.fromkeys(pipes.outputs, 0)
-    for fd in names:
-        selector.register(fd, selectors.EVENT_READ)
-    result, stopped_at = Pumped(), None
+    streams, result, stopped_at = _Streams(pipes, cap), Pumped(), None
     try:
-        while names:
+        while streams.names:
             now = time.monotonic()
             if stopped_at is None and now >= deadline:
                 result.timed_out, stopped_at = True, now
                 stop()
-            if stopped_at is not None and now >= stopped_at + GRACE_S:
+            end = deadline if stopped_at is None else stopped_at + GRACE_S
+            if now >= end:
                 break
-            limit = (stopped_at + GRACE_S if stopped_at is not None else deadline) - now
-            for key, _ in selector.select(max(limit, 0.0)):
-                fd = key.fd
-                if fd in pending:
-                    _feed(selector, pending, fd)
-                    continue
-                over = _drain(selector, names, chunks, sizes, fd, cap)
-                if over and stopped_at is None:
+            for key, _ in streams.selector.select(end - now):
+                if streams.move(key.fd) and stopped_at is None:
                     result.output_limited, stopped_at = True, time.monotonic()
                     stop()
     finally:
-        selector.close()
-        for fd in [*pending, *pipes.outputs.values()]:
-            os.close(fd)
+        streams.close()
         pipes.inputs, pipes.outputs = {}, {}
-    result.outputs = {name: b"".join(parts) for name, parts in chunks.items()}
+    result.outputs = {name: b"".join(parts) for name, parts in streams.chunks.items()}
     return result
 
 
-def _feed(selector: selectors.BaseSelector, pending: dict, fd: int) -> None:
-    """Write the next piece of one input; close it when done or when the reader is gone."""
-    try:
-        written = os.write(fd, pending[fd][:_CHUNK])
-        pending[fd] = pending[fd][written:]
-        done = not pending[fd]
-    except BrokenPipeError:  # the job does not read this input (or has ended): fine
-        done = True
-    if done:
-        selector.unregister(fd)
-        del pending[fd]
-        os.close(fd)
+class _Streams:
+    """The pump's state: inputs still to write, outputs still open, what each has given."""
 
+    def __init__(self, pipes: JobPipes, cap: int):
+        self.selector, self.cap = selectors.DefaultSelector(), cap
+        self.pending = {fd: memoryview(data) for fd, data in pipes.inputs.items()}
+        self.names = {fd: name for name, fd in pipes.outputs.items()}
+        self.chunks: dict[str, list[bytes]] = {name: [] for name in pipes.outputs}
+        self.sizes = dict.fromkeys(pipes.outputs, 0)
+        self.all_outputs = list(self.names)
+        for fd in self.pending:
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_WRITE)
+        for fd in self.names:
+            self.selector.register(fd, selectors.EVENT_READ)
 
-def _drain(selector, names: dict, chunks: dict, sizes: dict, fd: int, cap: int) -> bool:
-    """Read what one output has; keep at most `cap` bytes of it. Did it pass the cap?"""
-    data = os.read(fd, _CHUNK)
-    name = names[fd]
-    if not data:
-        selector.unregister(fd)
-        del names[fd]
-        return False
-    room = cap - sizes[name]
-    if room > 0:
-        chunks[name].append(data[:room])
-    sizes[name] += len(data)
-    return sizes[name] > cap
+    def move(self, fd: int) -> bool:
+        """Write to or read from `fd`, whichever it is; True when an output passed the cap."""
+        if fd in self.pending:
+            self._feed(fd)
+            return False
+        return self._drain(fd)
+
+    def _feed(self, fd: int) -> None:
+        """Write the next piece of one input; close it when done or when the reader is gone."""
+        try:
+            written = os.write(fd, self.pending[fd][:_CHUNK])
+            self.pending[fd] = self.pending[fd][written:]
+            done = not self.pending[fd]
+        except BrokenPipeError:  # the job does not read this input (or has ended): fine
+            done = True
+        if done:
+            self.selector.unregister(fd)
+            del self.pending[fd]
+            os.close(fd)
+
+    def _drain(self, fd: int) -> bool:
+        """Read what one output has; keep at most `cap` bytes of it. Did it pass the cap?"""
+        data = os.read(fd, _CHUNK)
+        name = self.names[fd]
+        if not data:
+            self.selector.unregister(fd)
+            del self.names[fd]
+            return False
+        room = self.cap - self.sizes[name]
+        if room > 0:
+            self.chunks[name].append(data[:room])
+        self.sizes[name] += len(data)
+        return self.sizes[name] > self.cap
+
+    def close(self) -> None:
+        """Close the selector and every parent end still open (inputs close as they finish)."""
+        self.selector.close()
+        for fd in [*self.pending, *self.all_outputs]:
+            os.close(fd)

@@ -61,6 +61,7 @@ def _check_choice(isolation: str, mode: str, allow_unisolated: bool) -> None:
             "isolation='none' runs model code unisolated: pass allow_unisolated=True to accept that"
         )
 
+
 class Sandbox:
     """A pool of `workers` runners that execute jobs in parallel, each under `limits`.
 

@@ -31,6 +31,7 @@ class WarmRunner:
         self.plan, self.limits = plan, limits
         self._process: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
+        self._log = None  # the zygote's stderr, read back when it reports an error
         self._jobs = 0
 
     def run(self, job: Job) -> Execution:
@@ -126,6 +127,9 @@ class WarmRunner:
         return f"; sandbox log: {tail}" if tail else ""
 
     def _stop_zygote(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
         if self._sock is not None:
             self._sock.close()
             self._sock = None

