@@ -52,3 +52,15 @@ def test_import_function_errors():
         import_function("math:nope")
     with pytest.raises(ConfigError, match="expected 'package.module:function'"):
         import_function("math.sqrt")
+
+
+def test_each_verifier_gets_its_own_settings():
+    from rlvr.config import load_config
+    from rlvr.orchestrate.scoring import build_reward_fn
+
+    fmt = build_reward_fn(load_config(None, ["reward.verifier=format", "reward.format_template=boxed"]).reward)
+    assert fmt("so \\boxed{5}", "").score == 1.0 and fmt("<answer>5</answer>", "").score == 0.0
+    maths = build_reward_fn(load_config(None, ["reward.extract=['boxed']"]).reward)
+    assert maths("the answer is 5", "5").score == 0.0 and maths("\\boxed{5}", "5").score == 1.0
+    with pytest.raises(ConfigError, match="reward: unknown answer extractor"):
+        build_reward_fn(load_config(None, ["reward.extract=['nope']"]).reward)

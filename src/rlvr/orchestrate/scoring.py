@@ -16,6 +16,7 @@ from typing import Callable
 from rlvr.config.schema import RewardSection
 from rlvr.errors import ConfigError, RewardError
 from rlvr.rewards import VERIFIERS, Verdict
+from rlvr.rewards.sandbox.types import Limits
 from rlvr.types import Rollout, Sample, Scored
 
 RewardFn = Callable[[str, str], "Verdict | float"]
@@ -25,9 +26,17 @@ def build_reward_fn(section: RewardSection) -> RewardFn:
     if section.function:
         return import_function(section.function)
     try:
-        return VERIFIERS[section.verifier](extract=tuple(section.extract), timeout_s=section.timeout_s)
+        return VERIFIERS[section.verifier](**VERIFIER_OPTIONS[section.verifier](section))
     except ValueError as e:
         raise ConfigError(f"reward: {e}") from None
+
+
+# Each verifier gets only its own settings from [reward].
+VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
+    "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.timeout_s},
+    "format": lambda r: {"template": r.format_template, "strict": r.format_strict},
+    "code": lambda r: {"limits": Limits(wall_s=r.timeout_s), "workers": r.code_workers},
+}
 
 
 def import_function(spec: str) -> RewardFn:
