@@ -46,3 +46,26 @@ def test_pass_at_k_during_training_and_best_checkpoint(tmp_path):
     plain = train(load_config(REPO / "recipes" / "grpo.toml", [
         *overrides[:-3], "eval.samples=0", "run.name=plain"])).folder.read_metrics()
     assert [r["reward/mean"] for r in plain] == [r["reward/mean"] for r in rows]
+
+
+def test_forecast_during_training_logs_a_fit_or_a_reason(tmp_path):
+    overrides = [f"run.output_dir={tmp_path}", "train.steps=6", "train.lr=1e-4", "sampling.prompts_per_step=2",
+                 "sampling.group_size=2", "log.progress=none", "eval.every=1", "eval.size=8", "eval.forecast_every=3"]
+    rows = train(load_config(REPO / "recipes" / "grpo.toml", overrides)).folder.read_metrics()
+    assert [("forecast/available" in r) for r in rows] == [False, False, True, False, False, True]
+    for r in rows:
+        if r.get("forecast/available") == 1.0:
+            assert r["forecast/A_low"] <= r["forecast/A"] <= r["forecast/A_high"]
+
+
+def test_forecast_recovers_a_synthetic_curve():
+    import numpy as np
+
+    from rlvr.orchestrate.forecast import forecast_metrics
+    from rlvr.scaling.sigmoid import sigmoid_reward
+
+    compute = np.geomspace(1e9, 1e13, 24)
+    acc = sigmoid_reward(compute, 0.2, 0.8, 1.2, 3e10) + np.random.default_rng(0).normal(0, 0.005, 24)
+    metrics, message = forecast_metrics([{"compute/flops": c, "eval/accuracy": a} for c, a in zip(compute, acc)])
+    assert abs(metrics["forecast/A"] - 0.8) < 0.03 and metrics["forecast/refused"] == 0.0
+    assert "reaches 90% of its gain" in message

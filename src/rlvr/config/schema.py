@@ -106,6 +106,7 @@ class EvalSection(Section):
     k: list[int] = [1]
     temperature: float = Field(1.0, gt=0)
     keep_best: Optional[str] = None  # keep the checkpoint with the best value of this eval metric
+    forecast_every: int = Field(0, ge=0)  # refit the accuracy-vs-FLOPs sigmoid every N steps
 
 
 class LogSection(Section):

@@ -16,6 +16,7 @@ from rlvr.evaluate import greedy_accuracy
 from rlvr.evaluate.sampled import sampled_pass_at_k
 from rlvr.orchestrate.batch_builder import build_batch
 from rlvr.orchestrate.components import Components
+from rlvr.orchestrate.forecast import forecast_metrics
 from rlvr.orchestrate.dynamic_sampling import select_groups, update_curriculum
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.run_folder import RunFolder
@@ -109,6 +110,10 @@ class SyncLoop:
             if self.should_eval():
                 metrics.update(self.eval_metrics())
                 self.keep_if_best(metrics)
+            if c.eval.forecast_every and self.step % c.eval.forecast_every == 0:
+                forecast, message = forecast_metrics([*self.folder.read_metrics(), metrics])
+                metrics.update(forecast)
+                display.note(message)
             self.folder.append_metrics(metrics)
             if board is not None:
                 board.write(metrics)
