@@ -238,7 +238,7 @@ def print_profile(prof: cProfile.Profile, path: str | None, top: int = 25) -> No
         print(buf.getvalue().split("\n", 4)[-1].rstrip())
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--out", help="write the results as JSON to this file")
@@ -250,15 +250,14 @@ def main() -> None:
     args = ap.parse_args()
     if args.steps < 2:
         ap.error("--steps must be at least 2 (step 1 is warm-up)")
-    if os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":
-        print(f"warning: OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}, WORKLOAD.md fixes PASSIVE",
-              file=sys.stderr)
-    torch.set_num_threads(THREADS)
+    return args
 
+
+def setup():
+    """The workload's model, tokenizer, prompts, engine, sampling, trainer and FLOP count."""
     tokenizer = build_char_tokenizer(128)
     model = tiny_qwen2(**MODEL)
     check_setup(model, tokenizer)
-    prompts = make_prompts()
     engine = HFEngine(copy.deepcopy(model), tokenizer, seed=ENGINE_SEED)
     params = SamplingParams(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, temperature=1.0)
     objective = Objective(aggregation="token_mean", surrogate="ppo_clip",
@@ -268,7 +267,11 @@ def main() -> None:
     flops = step_flops(model.config, PROMPT_TOKENS, NEW_TOKENS, PROMPTS_PER_STEP * GROUP)
     # The figures WORKLOAD.md states, to one decimal: a check of the formula, not its source.
     assert [round(flops[k] / 1e9, 1) for k in ("generation", "training", "total")] == [44.1, 133.9, 178.0]
+    return model, tokenizer, make_prompts(), engine, params, trainer, flops
 
+
+def run_steps(args, model, tokenizer, prompts, engine, params, trainer, flops):
+    """Run the steps; returns the per-step records, the mm rates sampled, and the profilers."""
     # The mm rate is sampled before every step and after the last one (outside the step
     # timings), so that a shared machine's load shows in the floor as it shows in the steps.
     mm_before = [mm_rates(MM_REPS_PER_STEP)]
@@ -298,10 +301,12 @@ def main() -> None:
               f"train fwd {r['train_forward_s']:5.2f}, bwd {r['backward_s']:5.2f}, "
               f"opt {r['optimizer_s']:5.3f})  {r['paired_x_of_floor']:4.2f}x floor  "
               f"reward {r['reward_mean']:.3f}", flush=True)
-    rates = [x for xs in mm_before for x in xs]
+    return steps, [x for xs in mm_before for x in xs], prof, tprofs
 
+
+def summarize(args, steps, rates, flops, profiled: bool) -> dict:
+    """Medians over steps 2..N (the profiled last step excluded) and the derived figures."""
     timed = steps[1:]  # steps 2..N; step 1 is warm-up
-    profiled = prof is not None or args.torch_profile
     if profiled and len(timed) > 1:  # a profiler slows the profiled step: leave it out
         timed = timed[:-1]
     med = {k: statistics.median(r[k] for r in timed) for k in timed[0]
@@ -309,7 +314,7 @@ def main() -> None:
     rate = max(rates)
     floor_s = flops["total"] / (rate * 1e9)
     tokens = PROMPTS_PER_STEP * GROUP * NEW_TOKENS
-    result = {
+    return {
         "workload": WORKLOAD,
         "steps": args.steps,
         "s_per_step": med["step_s"],
@@ -331,16 +336,19 @@ def main() -> None:
                 "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "cpus": os.cpu_count(),
                 "load_avg_1m": os.getloadavg()[0], "profiled_last_step": profiled},
     }
-    sp = result["split_s"]
+
+
+def print_report(args, result: dict, flops: dict, profiled: bool) -> None:
+    sp, med_step = result["split_s"], result["s_per_step"]
     print(f"\n{WORKLOAD}: {args.steps} steps, medians of steps 2..{args.steps}"
           + (" (the profiled last step excluded)" if profiled else ""))
-    print(f"  s/step               {med['step_s']:.2f}")
+    print(f"  s/step               {med_step:.2f}")
     print(f"  x of floor           {result['x_of_floor']:.2f}  (median over steps of s/step over that "
           f"step's floor: {flops['total'] / 1e9:.1f} GFLOP at the best fp32 mm rate sampled just "
           "before and after it)")
-    print(f"  x of floor, strict   {result['x_of_floor_best_rate']:.2f}  (median s/step over {floor_s:.2f} s, "
-          f"the floor at the run's best mm rate {rate:.0f} GFLOP/s; median mm "
-          f"{result['mm_gflop_s']['median']:.0f})")
+    print(f"  x of floor, strict   {result['x_of_floor_best_rate']:.2f}  (median s/step over "
+          f"{result['floor_s_best_rate']:.2f} s, the floor at the run's best mm rate "
+          f"{result['mm_gflop_s']['best']:.0f} GFLOP/s; median mm {result['mm_gflop_s']['median']:.0f})")
     print(f"  completion tokens/s  {result['completion_tokens_per_s']:.0f}")
     print(f"  achieved GFLOP/s     {result['achieved_gflop_s']:.1f}  "
           f"({flops['generation'] / 1e9:.1f} generation + {flops['training'] / 1e9:.1f} training GFLOP)")
@@ -351,9 +359,22 @@ def main() -> None:
     print(f"  optimiser            {sp['optimizer']:.3f} s")
     print(f"  other (batching, trainer glue, weight sync)  "
           f"{sp['batching'] + sp['trainer_other'] + sp['weight_sync']:.3f} s")
-    print(f"  minor page faults    {med['minor_faults']:.0f} per step")
+    print(f"  minor page faults    {result['minor_page_faults_per_step']:.0f} per step")
     print(f"  peak RSS             {result['peak_rss_mib']:.0f} MiB"
           + (" (includes the profiler's buffers)" if args.torch_profile else ""))
+
+
+def main() -> None:
+    args = parse_args()
+    if os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":
+        print(f"warning: OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, WORKLOAD.md fixes PASSIVE",
+              file=sys.stderr)
+    torch.set_num_threads(THREADS)
+    model, tokenizer, prompts, engine, params, trainer, flops = setup()
+    steps, rates, prof, tprofs = run_steps(args, model, tokenizer, prompts, engine, params, trainer, flops)
+    profiled = prof is not None or args.torch_profile
+    result = summarize(args, steps, rates, flops, profiled)
+    print_report(args, result, flops, profiled)
     if prof is not None:
         print_profile(prof, args.profile or None)
     if tprofs:
