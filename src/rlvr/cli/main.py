@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rlvr.cli import eval_command, fit_command
+from rlvr.cli import eval_command, fit_command, verify_command
 from rlvr.errors import RlvrError
 
 EPILOG = """\
@@ -38,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     rec.add_argument("name", nargs="?")
     eval_command.add_parser(sub)
     fit_command.add_parser(sub)
+    verify_command.add_parser(sub)
     return ap
 
 
@@ -54,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         hf_logging.disable_progress_bar()  # checkpoint saves would print a bar every step
 
         return {"train": commands.train, "demo": commands.demo, "recipes": commands.recipes,
-                "eval": eval_command.run_eval, "fit": fit_command.run_fit}[args.command](args)
+                "eval": eval_command.run_eval, "fit": fit_command.run_fit,
+                "verify": verify_command.run_verify}[args.command](args)
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2

@@ -38,12 +38,13 @@ class TaskSection(Section):
 
 
 class RewardSection(Section):
-    verifier: Literal["math", "code", "format"] = "math"
+    verifier: Literal["math", "code", "format", "instructions"] = "math"
     extract: list[str] = ["boxed", "answer_tag", "last_number"]  # math
     timeout_s: float = Field(2.0, gt=0)  # math: per check; code: wall-clock per sandbox run
     format_template: Literal["boxed", "think_answer"] = "think_answer"  # format
     format_strict: bool = False  # format
     code_workers: int = Field(2, ge=1)  # code: sandbox runs in parallel
+    instructions_strict: bool = False  # instructions: all constraints or nothing
     on_error: Literal["fail", "zero"] = "fail"
     function: Optional[str] = None  # "package.module:function", replaces the verifier
 

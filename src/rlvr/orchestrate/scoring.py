@@ -36,6 +36,7 @@ VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
     "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.timeout_s},
     "format": lambda r: {"template": r.format_template, "strict": r.format_strict},
     "code": lambda r: {"limits": Limits(wall_s=r.timeout_s), "workers": r.code_workers},
+    "instructions": lambda r: {"strict": r.instructions_strict},
 }
 
 

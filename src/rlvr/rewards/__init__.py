@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Callable
 
 from rlvr.rewards.code_verifier import CodeVerifier
+from rlvr.rewards.compose import Composite, CompositeVerdict
 from rlvr.rewards.format_verifier import FormatVerifier
+from rlvr.rewards.instructions import InstructionVerifier
 from rlvr.rewards.math_verifier import MathVerifier
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 from rlvr.rewards.verdict import Verdict
@@ -18,6 +20,7 @@ VERIFIERS: dict[str, Callable[..., object]] = {
     "math": MathVerifier,
     "code": CodeVerifier,
     "format": FormatVerifier,
+    "instructions": InstructionVerifier,
 }
 
-__all__ = ["VERIFIERS", "CodeVerifier", "FormatVerifier", "MathVerifier", "Verdict", "VerifierTimeout", "run_with_time_limit"]
+__all__ = ["VERIFIERS", "CodeVerifier", "Composite", "CompositeVerdict", "FormatVerifier", "InstructionVerifier", "MathVerifier", "Verdict", "VerifierTimeout", "run_with_time_limit"]
