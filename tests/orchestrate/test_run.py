@@ -69,3 +69,17 @@ def test_forecast_recovers_a_synthetic_curve():
     metrics, message = forecast_metrics([{"compute/flops": c, "eval/accuracy": a} for c, a in zip(compute, acc)])
     assert abs(metrics["forecast/A"] - 0.8) < 0.03 and metrics["forecast/refused"] == 0.0
     assert "reaches 90% of its gain" in message
+
+
+def test_monitors_report_each_step_and_warn_on_code_patterns(tmp_path):
+    from rlvr.orchestrate.run import new_run_folder, open_loop
+    from rlvr.types import Rollout, Sample, Scored
+
+    config = load_config(REPO / "recipes" / "grpo.toml", [f"run.output_dir={tmp_path}", "train.steps=1", *SMALL])
+    loop = open_loop(config, new_run_folder(config), resume=False)
+    row = loop.train_step()
+    assert "monitor/samples" in row and row["monitor/warnings"] == 0.0
+    hack = Rollout((1,), (2, 3), (-0.1, -0.1), "import sys; sys.exit(0)", "stop")
+    scored = [Scored(Sample("p", "1"), hack, 1.0, "ok"), Scored(Sample("p", "1"), hack, 0.0, "no")]
+    metrics = loop.watch(scored)
+    assert metrics["monitor/warnings"] >= 1 and any("exit" in w for w in loop.warnings)

@@ -23,6 +23,7 @@ from rlvr.orchestrate.run_folder import RunFolder
 from rlvr.orchestrate.scoring import score_groups
 from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows
+from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
 from rlvr.tasks import PromptSampler
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
 from rlvr.types import Scored
@@ -51,6 +52,7 @@ class SyncLoop:
         self.compute = {"compute/tokens_generated": 0.0, "compute/tokens_trained": 0.0, "compute/flops": 0.0}
         self.n_params = sum(p.numel() for p in parts.model.parameters())
         self.best = float("-inf")  # best value of eval.keep_best so far
+        self.monitor, self.warnings = Monitor(drift=LengthDrift()), []
         s = config.sampling
         self.curriculum = PassRateTracker(threshold=s.retire_above) if s.curriculum != "none" else None
 
@@ -120,6 +122,8 @@ class SyncLoop:
             if self.step % c.checkpoint.every == 0 or self.step == c.train.steps:
                 self.checkpoint()
             display.update(self.step, metrics)
+            for warning in self.warnings:
+                display.note(f"step {self.step}: monitor: {warning}")
 
     def eval_metrics(self) -> dict[str, float]:
         """Greedy accuracy, and pass@k from `eval.samples` completions per prompt when set."""
@@ -175,6 +179,14 @@ class SyncLoop:
             counts.update(self.curriculum.metrics())
         return Produced(groups, counts, timing["generate"], timing["score"], state, p.engine.policy_version)
 
+    def watch(self, scored: list[Scored]) -> dict[str, float]:
+        """Reward-hacking monitors (docs/rewards.md): their metrics, and warnings kept for the
+        display when a threshold is crossed."""
+        metrics = step_monitor_metrics(scored)
+        self.warnings = self.monitor.check(metrics)
+        metrics["monitor/warnings"] = float(len(self.warnings))
+        return metrics
+
     def is_retired(self, sample) -> bool:
         return self.curriculum is not None and self.curriculum.is_retired(sample.prompt)
 
@@ -195,6 +207,7 @@ class SyncLoop:
         metrics.update(rollout_metrics(produced.groups))
         metrics.update({k: float(v) for k, v in produced.counts.items()})
         metrics.update(p.engine.stats())
+        metrics.update(self.watch([s for g in produced.groups for s in g]))
         metrics.update(shaping)
         metrics.update(self.count_compute(batch))
         metrics.update({"step": self.step, "time/generate_s": produced.generate_s, "time/score_s": produced.score_s,
