@@ -79,6 +79,8 @@ class Batch:
     adv:             (B, T) float, advantage of each token
     group_ids:       (B,) long, index of the prompt group of each row, in [0, n_groups)
     ref_logp:        (B, T) float or None, log-probs of the reference model
+    is_weight:       (B, T) float or None, truncated importance weights correcting the
+                     engine/trainer mismatch (multiply the policy term of the loss)
     """
 
     input_ids: "torch.Tensor"
@@ -88,6 +90,7 @@ class Batch:
     adv: "torch.Tensor"
     group_ids: "torch.Tensor"
     ref_logp: "torch.Tensor | None" = None
+    is_weight: "torch.Tensor | None" = None  # (B, T) engine/trainer mismatch weights, no gradient
 
     @property
     def prompt_len(self) -> int:
@@ -104,4 +107,5 @@ class Batch:
             adv=self.adv[index],
             group_ids=self.group_ids[index],
             ref_logp=pick(self.ref_logp),
+            is_weight=pick(self.is_weight),
         )

@@ -83,3 +83,11 @@ def test_monitors_report_each_step_and_warn_on_code_patterns(tmp_path):
     scored = [Scored(Sample("p", "1"), hack, 1.0, "ok"), Scored(Sample("p", "1"), hack, 0.0, "no")]
     metrics = loop.watch(scored)
     assert metrics["monitor/warnings"] >= 1 and any("exit" in w for w in loop.warnings)
+
+
+def test_mismatch_correction_is_near_identity_in_process(tmp_path):
+    config = load_config(REPO / "recipes" / "grpo.toml", [f"run.output_dir={tmp_path}", "train.steps=2", *SMALL,
+                                                          "algo.mismatch=token_tis"])
+    rows = train(config).folder.read_metrics()
+    for r in rows:  # the in-process engine and the trainer compute the same distribution
+        assert r["mismatch/kl"] < 1e-5 and abs(r["mismatch/weight_mean"] - 1) < 1e-3

@@ -1,7 +1,8 @@
 """The policy objective: one field per axis, applied in one documented order.
 
     1. log-ratio      rho = RATIO_LEVELS[ratio_level](logp, old_logp, mask)
-    2. surrogate      l_t = SURROGATES[surrogate](rho, adv, **surrogate_args)
+    2. surrogate      l_t = SURROGATES[surrogate](rho, adv, **surrogate_args), times the
+                      batch's engine-mismatch weight w_t when it has one (algo/engine_mismatch.py)
     3. KL in the loss l_t += kl_coef * KL_ESTIMATORS[kl](logp, ref_logp), clamped to +-kl_clamp
                       (only when kl_placement == "loss"; "reward" puts it in the advantages,
                       see `rlvr.algo.kl.kl_reward_penalty`)
@@ -81,6 +82,8 @@ class Objective:
         logp = torch.where(mask.bool(), logp, batch.old_logp)
         log_ratio = RATIO_LEVELS[self.ratio_level](logp, batch.old_logp, mask)
         per_token, indicators = SURROGATES[self.surrogate](log_ratio, batch.adv, **self.surrogate_args)
+        if batch.is_weight is not None:  # engine/trainer mismatch: weights the policy term only
+            per_token = per_token * batch.is_weight
         stats = {f"policy/{k}_frac": v for k, v in indicators.items()}
         stats["policy/ratio_mean"] = torch.exp(log_ratio.detach())
         # k3 against the behaviour policy: how far this update has moved (cleanrl's approx_kl).

@@ -86,6 +86,10 @@ class AlgoSection(Section):
     kl_placement: Literal["loss", "reward"] = "loss"
     kl_clamp: Optional[float] = Field(None, gt=0)
     entropy_coef: float = Field(0.0, ge=0)
+    # Engine/trainer mismatch: recompute pi_old with the trainer and weight each token's policy
+    # term by the truncated ratio pi_old / mu (token_tis) or its sequence product (sequence_tis).
+    mismatch: Literal["none", "token_tis", "sequence_tis"] = "none"
+    mismatch_cap: float = Field(2.0, gt=1)
 
 
 class TrainSection(Section):

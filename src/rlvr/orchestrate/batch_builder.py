@@ -1,6 +1,7 @@
 """Scored groups → the training batch: reward shaping, KL in the reward, advantages, masks.
 
 The order (each step optional, set by the recipe):
+  0. mismatch          pi_old recomputed by the trainer, truncated IS weights vs the engine
   1. overlong shaping    r_i += overlong_penalty(|y_i|)               (DAPO eq. 13)
   2. reference log-probs when the recipe has a KL term
   3. KL in the reward    per-token beta * KL_t(pi_old || pi_ref)     (subtracted from rewards)
@@ -16,6 +17,7 @@ import dataclasses
 import torch
 
 from rlvr.algo import outcome_advantages
+from rlvr.algo.engine_mismatch import MISMATCH_CORRECTIONS, mismatch_kl
 from rlvr.algo.kl import kl_reward_penalty
 from rlvr.algo.returns import reinforce_pp_advantages
 from rlvr.algo.shaping import overlong_penalty, truncation_mask
@@ -37,12 +39,29 @@ def shaped_rewards(flat: list[Scored], config: Config) -> tuple[torch.Tensor, di
     return rewards + penalty, {"reward/overlong_penalty_mean": float(penalty.mean())}
 
 
+def correct_mismatch(batch: Batch, config: Config, parts, metrics: dict) -> tuple[Batch, dict]:
+    """With `algo.mismatch` set: the trainer's own log-probs become pi_old, and each token gets
+    the truncated weight pi_old / mu against the engine's log-probs mu."""
+    a = config.algo
+    if a.mismatch == "none":
+        return batch, metrics
+    mask = batch.completion_mask
+    with torch.no_grad():
+        trainer_logp = batch_logprobs(parts.model, batch, config.sampling.temperature) * mask
+    weight = MISMATCH_CORRECTIONS[a.mismatch](trainer_logp, batch.old_logp, mask, a.mismatch_cap)
+    metrics = {**metrics, "mismatch/kl": float(mismatch_kl(trainer_logp, batch.old_logp, mask)),
+               "mismatch/weight_mean": float((weight * mask).sum() / mask.sum().clamp(min=1)),
+               "mismatch/capped_frac": float(((weight >= a.mismatch_cap) * mask).sum() / mask.sum().clamp(min=1))}
+    return dataclasses.replace(batch, old_logp=trainer_logp, is_weight=weight), metrics
+
+
 def build_batch(groups: list[list[Scored]], config: Config, parts) -> tuple[Batch, dict[str, float]]:
     a = config.algo
     flat = [s for g in groups for s in g]
     group_ids = torch.tensor([i for i, g in enumerate(groups) for _ in g])
     rewards, metrics = shaped_rewards(flat, config)
     batch = collate([s.rollout for s in flat], torch.zeros(len(flat)), group_ids, pad_token_id(parts.tokenizer))
+    batch, metrics = correct_mismatch(batch, config, parts, metrics)
     mask = batch.completion_mask
     ref = None
     if parts.ref_model is not None:

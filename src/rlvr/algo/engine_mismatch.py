@@ -1,0 +1,48 @@
+"""Correcting for the gap between the engine's and the trainer's probabilities.
+
+The engine that samples (vLLM, a bf16 kernel, a stale copy) and the trainer that learns do not
+compute exactly the same distribution, so the engine's log-probs mu are not the behaviour
+policy pi_old the objective assumes. Truncated importance sampling (Yao et al. 2025, "Your
+efficient RL framework secretly brings you off-policy RL training") weights each token's loss
+by the clipped ratio of the trainer's to the engine's probability of the sampled token:
+
+    token level:     w_t = min(pi_old(y_t) / mu(y_t), C)
+    sequence level:  w_i = min(prod_t pi_old(y_t) / mu(y_t), C), the same for every token of y_i
+
+with no gradient through w. `mismatch_kl` is the k3 estimate of KL(mu || pi_old) per token, the
+metric that says how large the gap is. Inputs (B, T); masked positions get weight 1 and KL 0.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from rlvr.algo.kl import k3
+
+Tensor = torch.Tensor
+
+
+def token_tis(trainer_logp: Tensor, engine_logp: Tensor, mask: Tensor, cap: float) -> Tensor:
+    log_w = (trainer_logp - engine_logp) * mask
+    return torch.exp(log_w).clamp(max=cap).detach()
+
+
+def sequence_tis(trainer_logp: Tensor, engine_logp: Tensor, mask: Tensor, cap: float) -> Tensor:
+    log_w = ((trainer_logp - engine_logp) * mask).sum(dim=1, keepdim=True)
+    # Clamp in log space: a long sequence's product overflows long before the cap matters.
+    w = torch.exp(log_w.clamp(max=torch.log(torch.tensor(cap, dtype=log_w.dtype))))
+    return torch.where(mask.bool(), w.expand_as(mask), torch.ones_like(mask)).detach()
+
+
+MISMATCH_CORRECTIONS: dict[str, Callable[[Tensor, Tensor, Tensor, float], Tensor]] = {
+    "token_tis": token_tis,
+    "sequence_tis": sequence_tis,
+}
+
+
+def mismatch_kl(trainer_logp: Tensor, engine_logp: Tensor, mask: Tensor) -> Tensor:
+    """Mean over unmasked tokens of k3(mu || pi_old), a 0-dim tensor (0 for an empty mask)."""
+    kl = k3(engine_logp, trainer_logp) * mask
+    return kl.sum() / mask.sum().clamp(min=1)
