@@ -68,11 +68,14 @@ class SamplingSection(Section):
 
 
 class AlgoSection(Section):
-    advantage: Literal["group", "reinforce_pp"] = "group"
+    advantage: Literal["group", "reinforce_pp", "gae"] = "group"
     baseline: Literal["group_mean", "rloo", "none"] = "group_mean"
     scale: Literal["group_std", "batch_std", "none"] = "group_std"
     adv_eps: float = Field(1e-4, ge=0)
-    gamma: float = Field(1.0, gt=0, le=1)  # reinforce_pp: discount of the token returns
+    gamma: float = Field(1.0, gt=0, le=1)  # reinforce_pp, gae: discount of the token returns
+    lam: float = Field(0.95, ge=0, le=1)  # gae: lambda of the policy advantages
+    lam_critic: Optional[float] = Field(None, ge=0, le=1)  # gae: lambda of the critic targets (VAPO: 1.0)
+    lam_alpha: Optional[float] = Field(None, gt=0)  # gae: VAPO length-adaptive lam = 1 - 1/(alpha l)
     ratio_level: Literal["token", "sequence", "sequence_token"] = "token"
     surrogate: Literal["ppo_clip", "dual_clip", "cispo"] = "ppo_clip"
     eps_low: float = Field(0.2, ge=0)
@@ -125,6 +128,15 @@ class CheckpointSection(Section):
     keep: int = Field(2, ge=1)
 
 
+class CriticSection(Section):
+    """The value model of `algo.advantage = "gae"` (PPO, VAPO)."""
+
+    lr: float = Field(1e-5, gt=0)
+    value_loss: Literal["clipped", "mse"] = "clipped"
+    value_clip: float = Field(0.2, gt=0)
+    pretrain_steps: int = Field(0, ge=0)  # VAPO value pretraining: steps that train only the critic
+
+
 class OrchestrateSection(Section):
     mode: Literal["sync", "async"] = "sync"
     max_staleness: int = Field(0, ge=0)  # async: policy versions a batch may lag the trainer
@@ -145,6 +157,7 @@ class Config(Section):
     log: LogSection = LogSection()
     checkpoint: CheckpointSection = CheckpointSection()
     orchestrate: OrchestrateSection = OrchestrateSection()
+    critic: CriticSection = CriticSection()
 
     @model_validator(mode="after")
     def _coherent(self) -> "Config":
@@ -171,6 +184,10 @@ def incoherences(c: Config):
         yield "algo.clip_c is set exactly when algo.surrogate = 'dual_clip'"
     if a.advantage == "reinforce_pp" and a.scale != "none":
         yield "algo.advantage = 'reinforce_pp' whitens over the batch itself: set algo.scale = 'none'"
+    if a.advantage == "gae" and (a.baseline != "none" or a.scale != "none"):
+        yield "algo.advantage = 'gae' takes its baseline from the critic: set algo.baseline and algo.scale to 'none'"
+    if a.advantage != "gae" and (a.lam_critic is not None or a.lam_alpha is not None):
+        yield "algo.lam_critic / algo.lam_alpha are only read when algo.advantage = 'gae'"
     if a.advantage == "reinforce_pp" and a.baseline == "rloo":
         yield "algo.advantage = 'reinforce_pp' takes baseline 'none' or 'group_mean' (REINFORCE++-baseline)"
     s = c.sampling

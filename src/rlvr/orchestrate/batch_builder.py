@@ -7,6 +7,7 @@ The order (each step optional, set by the recipe):
   3. KL in the reward    per-token beta * KL_t(pi_old || pi_ref)     (subtracted from rewards)
   4. advantages          group: baseline then scale, one value a completion
                          reinforce_pp: token returns whitened over the batch
+                         gae: the critic's values, decoupled GAE, whitened
   5. truncation mask     completions cut at the budget leave the loss (DAPO overlong filtering)
 """
 
@@ -19,7 +20,8 @@ import torch
 from rlvr.algo import outcome_advantages
 from rlvr.algo.engine_mismatch import MISMATCH_CORRECTIONS, mismatch_kl
 from rlvr.algo.kl import kl_reward_penalty
-from rlvr.algo.returns import reinforce_pp_advantages
+from rlvr.algo.gae import decoupled_gae, length_adaptive_lambda
+from rlvr.algo.returns import masked_whiten, outcome_token_rewards, reinforce_pp_advantages
 from rlvr.algo.shaping import overlong_penalty, truncation_mask
 from rlvr.config import Config
 from rlvr.engines.loading import pad_token_id
@@ -55,7 +57,8 @@ def correct_mismatch(batch: Batch, config: Config, parts, metrics: dict) -> tupl
     return dataclasses.replace(batch, old_logp=trainer_logp, is_weight=weight), metrics
 
 
-def build_batch(groups: list[list[Scored]], config: Config, parts) -> tuple[Batch, dict[str, float]]:
+def build_batch(groups: list[list[Scored]], config: Config, parts):
+    """→ (batch, metrics of the shaping, (values, targets) for the critic or None)."""
     a = config.algo
     flat = [s for g in groups for s in g]
     group_ids = torch.tensor([i for i, g in enumerate(groups) for _ in g])
@@ -71,13 +74,32 @@ def build_batch(groups: list[list[Scored]], config: Config, parts) -> tuple[Batc
     if ref is not None and a.kl_placement == "reward":
         penalty = kl_reward_penalty(batch.old_logp, ref, mask, estimator=a.kl, coef=a.kl_coef, clamp=a.kl_clamp)
         metrics["reward/kl_penalty_mean"] = float(penalty.sum(1).mean())
+    critic = None
     if a.advantage == "group":
         r = rewards if penalty is None else rewards - penalty.sum(1)
         adv = outcome_advantages(r, group_ids, baseline=a.baseline, scale=a.scale, eps=a.adv_eps)[:, None] * mask
-    else:
+    elif a.advantage == "reinforce_pp":
         adv = reinforce_pp_advantages(rewards, group_ids, mask, baseline=a.baseline, kl_penalty=penalty, gamma=a.gamma)
+    else:
+        adv, critic = gae_with_critic(batch, rewards, penalty, config, parts)
     if config.sampling.mask_truncated:
         truncated = torch.tensor([s.rollout.finish_reason == "length" for s in flat])
         mask = truncation_mask(truncated, mask)
         metrics["response/masked_truncated"] = float(truncated.sum())
-    return dataclasses.replace(batch, adv=adv * mask, completion_mask=mask, ref_logp=ref), metrics
+    return dataclasses.replace(batch, adv=adv * mask, completion_mask=mask, ref_logp=ref), metrics, critic
+
+
+def gae_with_critic(batch: Batch, rewards: torch.Tensor, penalty, config: Config, parts):
+    """PPO / VAPO advantages: the outcome reward on the last token (minus any KL in the reward),
+    the critic's values, decoupled GAE (lam for the policy, lam_critic for the targets; VAPO's
+    length-adaptive lam when lam_alpha is set), then whitened. Returns the advantages and
+    (values, targets) for the critic's step."""
+    a, mask = config.algo, batch.completion_mask
+    token_rewards = outcome_token_rewards(rewards, mask)
+    if penalty is not None:
+        token_rewards = token_rewards - penalty
+    values = parts.critic.values(batch) * mask
+    lam = a.lam if a.lam_alpha is None else length_adaptive_lambda(mask.sum(1), a.lam_alpha).float()
+    adv, targets = decoupled_gae(token_rewards, values, mask, gamma=a.gamma, lam_policy=lam,
+                                 lam_critic=a.lam if a.lam_critic is None else a.lam_critic)
+    return masked_whiten(adv, mask), (values, targets)

@@ -18,6 +18,7 @@ from rlvr.errors import ConfigError, DatasetError
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks import arithmetic_splits, load_jsonl
 from rlvr.train import OptimConfig, Trainer
+from rlvr.train.critic import CriticTrainer, ValueModel
 from rlvr.types import Sample
 
 
@@ -32,6 +33,7 @@ class Components:
     train_set: list[Sample]
     test_set: list[Sample]
     sampling: SamplingParams
+    critic: CriticTrainer | None = None
 
 
 def resolve_path(path: str, base: Path) -> Path:
@@ -109,6 +111,11 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
                                                     max_grad_norm=t.max_grad_norm),
                       micro_batch_size=t.micro_batch_size, temperature=s.temperature)
     engine = make_engine(config, model, tokenizer, model_path)
+    critic = None
+    if config.algo.advantage == "gae":
+        cr = config.critic
+        critic = CriticTrainer(ValueModel(model), lr=cr.lr, loss=cr.value_loss, clip_eps=cr.value_clip,
+                               micro_batch_size=t.micro_batch_size, max_grad_norm=t.max_grad_norm)
     torch.manual_seed(config.run.seed)
     return Components(model, ref_model, tokenizer, engine, trainer, build_reward_fn(config.reward),
-                      train_set, test_set, sampling)
+                      train_set, test_set, sampling, critic)

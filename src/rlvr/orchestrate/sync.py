@@ -71,6 +71,9 @@ class SyncLoop:
         self.step, self.elapsed = state["step"], state["elapsed"]
         self.compute.update(state.get("compute", {}))
         self.best = state.get("best", self.best)
+        if self.parts.critic is not None:
+            self.parts.critic.model.load_state_dict(state["critic"])
+            self.parts.critic.optimizer.load_state_dict(state["critic_optimizer"])
         self.folder.truncate_after(self.step)
         self.sync_weights()
         return self.step
@@ -80,7 +83,7 @@ class SyncLoop:
 
     def checkpoint(self) -> None:
         state = {"optimizer": self.parts.trainer.optimizer.state_dict(), "elapsed": self.elapsed,
-                 "compute": dict(self.compute), "best": self.best,
+                 "compute": dict(self.compute), "best": self.best, **self.critic_state(),
                  **self.next_batch_state()}
         save_checkpoint(self.folder.checkpoints, self.step, self.parts.model, state, self.config.checkpoint.keep)
 
@@ -179,6 +182,12 @@ class SyncLoop:
             counts.update(self.curriculum.metrics())
         return Produced(groups, counts, timing["generate"], timing["score"], state, p.engine.policy_version)
 
+    def critic_state(self) -> dict:
+        critic = self.parts.critic
+        if critic is None:
+            return {}
+        return {"critic": critic.model.state_dict(), "critic_optimizer": critic.optimizer.state_dict()}
+
     def watch(self, scored: list[Scored]) -> dict[str, float]:
         """Reward-hacking monitors (docs/rewards.md): their metrics, and warnings kept for the
         display when a threshold is crossed."""
@@ -194,10 +203,15 @@ class SyncLoop:
         """Train on a produced batch, push the new weights to the engine, and report."""
         c, p = self.config, self.parts
         t0 = time.perf_counter()
-        batch, shaping = build_batch(produced.groups, c, p)
+        batch, shaping, critic_data = build_batch(produced.groups, c, p)
         metrics: dict[str, float] = {}
-        for _ in range(c.train.updates_per_batch):
-            metrics = p.trainer.step(batch)
+        if critic_data is not None:
+            shaping.update(p.critic.step(batch, *critic_data))
+        if self.step >= c.critic.pretrain_steps or critic_data is None:
+            for _ in range(c.train.updates_per_batch):
+                metrics = p.trainer.step(batch)
+        else:  # VAPO value pretraining: the critic learns, the policy waits
+            metrics = {"critic/pretraining": 1.0}
         self.step += 1
         self.sync_weights()
         train_s = time.perf_counter() - t0
