@@ -5,17 +5,30 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from fractions import Fraction
 
 import pytest
+import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.rewards import VERIFIERS, MathVerifier, Verdict, VerifierTimeout, run_with_time_limit
-from rlvr.rewards.math_verifier import _parse_gold, extract_boxed, extract_last_number
+from rlvr.rewards import math_verifier
+from rlvr.rewards.math_extract import extract_answer_phrase, extract_last_choice
+from rlvr.rewards.math_normalize import choice_letter, to_fraction, top_level_items
+from rlvr.rewards.math_verifier import (
+    _parse_gold,
+    exact_equal,
+    extract_boxed,
+    extract_last_number,
+    too_large,
+)
 
 # Found by measurement (math-verify 0.9, sympy 1.14): comparing 9^(9^9) with 1 does not finish
 # within math-verify's own 5 s limit; test_pathological_input_really_is_slow keeps it honest.
 PATHOLOGICAL = "so \\boxed{9^{9^{9}}}"
+# A gold that is itself a tower gets past the too-large guard, so only the time limit helps.
+PATHOLOGICAL_GOLD = "10^{9^{9}}"
 
 
 def run_in_thread(fn):
@@ -42,7 +55,7 @@ def run_in_thread(fn):
     ("response", "gold", "reason"),
     [
         ("68", "68", "correct (via last_number)"),
-        ("The answer is 68.", "68", "correct (via last_number)"),
+        ("The answer is 68.", "68", "correct (via answer_phrase)"),
         ("\\boxed{68}", "68", "correct (via boxed)"),
         ("<answer>7</answer>", "7", "correct (via answer_tag)"),
         ("-3", "-3", "correct (via last_number)"),
@@ -73,11 +86,15 @@ def test_last_box_counts():
     )
 
 
-def test_empty_or_unclosed_last_box_means_no_boxed_answer():
-    assert extract_boxed("\\boxed{5} then \\boxed{ }") is None
-    assert extract_boxed("\\boxed{5} then \\boxed{6") is None
-    # the box is not used, so the next extractor (last number) decides
-    assert MathVerifier()("I get 4 \\boxed{}", "4") == Verdict(1.0, "correct (via last_number)")
+def test_empty_or_unclosed_last_box_is_a_failed_answer():
+    assert extract_boxed("\\boxed{5} then \\boxed{ }") == ""
+    assert extract_boxed("\\boxed{5} then \\boxed{6") == ""
+    assert extract_boxed("no box here 5") is None
+    # the search ends at the empty box: neither a stray number after it nor one before it counts
+    empty = Verdict(0.0, "empty or unclosed last box", ("empty_box",))
+    assert MathVerifier()("I get 4 \\boxed{}", "4") == empty
+    assert MathVerifier()("\\boxed{} 4", "4") == empty
+    assert MathVerifier()("\\boxed{4} then \\boxed{", "4") == empty
 
 
 def test_first_extractor_that_finds_something_wins():
@@ -92,6 +109,153 @@ def test_last_number_reads_signs_decimals_and_fractions():
     assert extract_last_number("10-3") == "3"  # a binary minus is not a sign
     assert extract_last_number("about 3/4 of them.") == "3/4"
     assert extract_last_number("none here") is None
+
+
+# --- normalisation: the answer forms bare math-verify misjudges ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("2 1/2", Fraction(5, 2)),  # mixed number: 2 + 1/2
+        ("-2 1/2", Fraction(-5, 2)),
+        ("2\\frac{1}{2}", Fraction(5, 2)),
+        ("2 3/2", None),  # not a proper mixed number: undecided, not 2 + 3/2
+        ("1,234", 1234),
+        ("1 234", 1234),
+        ("1\\,234", 1234),
+        ("1{,}234,567.5", Fraction(2469135, 2)),
+        ("12 34", None),  # groups of three digits only
+        ("\\$5.00", 5),
+        ("5 dollars", 5),
+        ("5\\text{ cm}", 5),
+        ("3x", None),  # a variable is not a unit
+        ("2 pi", None),
+        ("0.\\overline{3}", Fraction(1, 3)),  # 0.333... = 3/9
+        ("0.1\\overline{6}", Fraction(1, 6)),  # 1/10 + 6/90 = 15/90
+        ("0.(27)", Fraction(3, 11)),  # 27/99
+        ("\\dfrac{6}{8}", Fraction(3, 4)),
+        ("\\frac52", Fraction(5, 2)),
+        ("3/0", None),
+    ],
+)
+def test_to_fraction_reads_normalised_numbers(text, value):
+    assert to_fraction(text) == value
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "equal"),
+    [
+        ("50\\%", "50\\%", True),
+        ("50", "50\\%", True),  # the gold's unit left out
+        ("0.5", "50\\%", True),  # by value
+        ("50%", "0.5", True),
+        ("25\\%", "50\\%", False),
+        ("5", "50\\%", False),
+        ("[1, 2)", "[1,2)", True),
+        ("[1, 2]", "[1,2)", False),
+        ("(-\\infty, 3]", "(-\\infty,3]", True),
+        ("2\\sqrt{3}", "\\sqrt{12}", True),  # (2 sqrt 3)^2 = 12
+        ("-\\sqrt{4}", "-2", True),
+        ("\\sqrt{4}", "-2", False),  # same square, other sign
+        ("x = 3", "3", True),
+        ("\\sin x", "\\sin(x)", None),  # not exact: math-verify decides
+    ],
+)
+def test_exact_fast_paths(answer, gold, equal):
+    assert exact_equal(answer, gold) is equal
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "equal"),
+    [
+        ("(x+1)^2", "x^2+2x+1", True),  # (x+1)(x+1) = x^2 + 2x + 1
+        ("\\left(x+1\\right)^{2}", "x^{2}+2x+1", True),
+        ("(x+1)(x-1)", "x^2-1", True),
+        ("(x+1)^2", "x^2+x+1", False),
+        ("2^{10}", "1024", True),
+        ("t^2", "x^2", None),  # a renamed variable: math-verify decides
+        ("e^2", "e^{2}", None),  # e and i are constants, not variables
+        ("x^{100}", "x^{100}", None),  # over MAX_DEGREE
+    ],
+)
+def test_polynomial_fast_path(answer, gold, equal):
+    assert exact_equal(answer, gold) is equal
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.lists(st.integers(1, 9) | st.integers(-9, -1), min_size=1, max_size=3),
+    st.integers(-9, 9),
+)
+def test_polynomial_fast_path_agrees_with_math_verify(roots, shift):
+    # prod (x - r) against its expansion plus `shift` (equal exactly when shift == 0)
+    factored = "".join(f"(x{-r:+d})" for r in roots)
+    expanded = sympy.expand(sympy.sympify(factored.replace(")(", ")*(")) + shift)
+    expanded = sympy.latex(expanded)
+    assert exact_equal(factored, expanded) is math_verifier._math_verify_equal(factored, expanded)
+
+
+def test_fast_paths_agree_with_math_verify():
+    for answer, gold in [("[1, 2)", "[1,2)"), ("2\\sqrt{3}", "\\sqrt{12}"), ("(0, 5)", "(0,5)")]:
+        assert exact_equal(answer, gold) is math_verifier._math_verify_equal(answer, gold) is True
+
+
+@pytest.mark.parametrize(
+    ("text", "letter"),
+    [("(B)", "B"), ("B)", "B"), ("b.", "B"), ("\\text{(B)}", "B"), ("option B", "B"),
+     ("(B) 42", "B"), ("A, B", None), ("42", None)],
+)
+def test_choice_letter(text, letter):
+    assert choice_letter(text) == letter
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "score"),
+    [
+        ("answer: b", "B", 1.0),
+        ("B)", "B", 1.0),
+        ("I pick option B because 12 > 7.", "B", 1.0),
+        ("The answer is (A), (B), (C) or (D).", "B", 0.0),  # a hedge
+        ("A, B, C, D", "B", 0.0),
+    ],
+)
+def test_multiple_choice(response, gold, score):
+    assert MathVerifier()(response, gold).score == score
+
+
+def test_restated_question_is_not_the_answer():
+    assert extract_last_number("19. Let me re-read the question: what is 12 + 7?") == "19"
+    assert extract_last_number("What is 12 + 7?") is None
+    assert extract_last_choice("(C). Was it (A) or (B)?") == "(C)"
+
+
+def test_answer_phrase_ends_at_its_sentence_or_reason():
+    assert extract_answer_phrase("The answer is 19, since 12 + 7 = 19.") == "19"
+    assert extract_answer_phrase("**Final Answer:** $5.00.") == "$5.00"
+    assert extract_answer_phrase("answer: 3. Then more text 4.") == "3"
+    assert extract_answer_phrase("No phrase here, just 4.") is None
+
+
+def test_hedges_score_zero():
+    assert top_level_items("1, 2, 19") == ["1", "2", "19"]
+    assert top_level_items("(1, 2)") == ["(1, 2)"]
+    assert top_level_items("1,234") == ["1,234"]
+    verifier = MathVerifier()
+    hedged = Verdict(0.0, "hedged: several answers in 19 or 20", ("hedge",))
+    assert verifier("The answer is 19 or 20.", "19") == hedged
+    assert verifier("2, 3, 5, 19", "19").flags == ("hedge",)
+    assert verifier("\\boxed{1, 19}", "1, 19").score == 1.0  # a list gold takes a list
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-999, 999), min_size=2, max_size=8, unique=True), st.data())
+def test_stuffed_candidate_lists_score_zero(candidates, data):
+    gold = data.draw(st.sampled_from(candidates))
+    listing = ", ".join(map(str, candidates))
+    verifier = MathVerifier()
+    for response in (listing, f"The answer is {listing}.", f"\\boxed{{{listing}}}"):
+        assert verifier(response, str(gold)).score == 0.0
 
 
 # --- failures -------------------------------------------------------------------------------
@@ -125,7 +289,7 @@ def test_unknown_extract_name_raises_naming_it_and_the_valid_ones():
 
 def test_pathological_input_is_cut_by_the_time_limit():
     start = time.monotonic()
-    verdict = MathVerifier(timeout_s=0.2)(PATHOLOGICAL, "1")
+    verdict = MathVerifier(timeout_s=0.2)(PATHOLOGICAL, PATHOLOGICAL_GOLD)
     assert time.monotonic() - start < 2.0
     assert verdict == Verdict(0.0, "timed out after 0.2 s", ("timeout",))
     # an interrupted sympy computation leaves nothing broken behind
@@ -136,7 +300,37 @@ def test_pathological_input_is_cut_by_the_time_limit():
 def test_pathological_input_really_is_slow():
     # 15 times the limit used above, so that test does not pass vacuously. (Without any limit
     # it was still running after 5 s, math-verify's default.)
-    assert MathVerifier(timeout_s=3.0)(PATHOLOGICAL, "1").flags == ("timeout",)
+    assert MathVerifier(timeout_s=3.0)(PATHOLOGICAL, PATHOLOGICAL_GOLD).flags == ("timeout",)
+
+
+@pytest.mark.parametrize("answer", ["9^{9^{9}}", "10^{1000000}", "2^{3^{4^{5}}}", "12345!"])
+def test_too_large_answers_are_refused_without_sympy(answer):
+    start = time.monotonic()
+    verdict = MathVerifier()(f"\\boxed{{{answer}}}", "1")
+    assert time.monotonic() - start < 0.05
+    assert verdict.flags == ("too_large",)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "1" * 19990,  # one 20,000-digit literal: seconds inside sympy's C code, past any alarm
+        "1 " * 9995,  # a 10,000-item list
+        "answer is " * 1999,
+        "\\boxed{" * 2800,
+        "(" * 19990,
+        "What is 1 + " * 1666 + "?",
+    ],
+)
+def test_long_adversarial_replies_are_judged_in_bounded_time(response):
+    start = time.monotonic()
+    assert MathVerifier()(response, "5").score == 0.0
+    assert time.monotonic() - start < 1.5
+
+
+@pytest.mark.parametrize("answer", ["2^{10}", "10!", "2^{100}"])
+def test_ordinary_powers_are_not_too_large(answer):
+    assert not too_large(answer)
 
 
 def test_verifier_works_outside_the_main_thread():

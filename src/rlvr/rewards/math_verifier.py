@@ -1,40 +1,65 @@
 """Reward for maths answers: extract the final answer, then check it against the gold one.
 
-Two stages, each small and separately testable:
+Three stages, each small and separately testable:
 
-1. Extraction (`EXTRACTORS`, `extract_answer`): pull one answer string out of the completion.
-2. Equivalence (`numbers_equal`, `_math_verify_equal`): plain numbers are compared exactly with
-   `fractions.Fraction`; anything else (LaTeX, expressions, sets, ...) goes to math-verify
-   under our own wall-clock limit (see `time_limit.py` for why not math-verify's).
+1. Extraction (`math_extract.py`): pull one answer string out of the completion.
+2. Normalisation (`math_normalize.py`), on both sides: mixed numbers, thousands separators,
+   currency and units, percentages, repeating decimals, multiple-choice letters, hedges.
+3. Equivalence: plain numbers are compared exactly with `fractions.Fraction`; a choice letter
+   against a letter; anything else (LaTeX, expressions, sets, ...) goes to math-verify under
+   our own wall-clock limit (see `time_limit.py` for why not math-verify's), except answers
+   too large to evaluate, which are refused in microseconds.
 """
 
 from __future__ import annotations
 
 import logging
-
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
-from typing import Callable
 
 import math_verify
 
+from rlvr.rewards.math_extract import (
+    EXTRACTORS,
+    extract_answer,
+    extract_boxed,
+    extract_last_choice,
+    extract_last_number,
+)
+from rlvr.rewards.math_normalize import (
+    choice_letter,
+    interval_parts,
+    is_choice_gold,
+    signed_square,
+    split_percent,
+    to_fraction,
+    top_level_items,
+)
+from rlvr.rewards.math_polynomial import polynomial
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 from rlvr.rewards.verdict import Verdict
 
-_BOX_OPEN = re.compile(r"\\boxed\s*\{")
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
-# A leading minus counts only where it cannot be a binary minus ("10-3" ends in 3, not -3);
-# "1,234" is one number (thousands separators, as in GSM8K), "3/4" is one fraction.
-_NUMBER = re.compile(
-    r"(?:(?<![\w)}\]])-|(?<![\d.]))"
-    r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)"
-    r"(?:\.\d+)?(?:/\d+)?"
-)
-_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:/-?\d+(?:\.\d+)?)?")
-_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+__all__ = [
+    "EXTRACTORS",
+    "MathVerifier",
+    "as_fraction",
+    "extract_answer",
+    "extract_boxed",
+    "extract_last_choice",
+    "extract_last_number",
+    "exact_equal",
+    "numbers_equal",
+    "too_large",
+]
 
+MAX_ANSWER_CHARS = 500
+_ONE_VARIABLE = re.compile(r"\s*[a-zA-Z]\s*=\s*([^=]+)")
+# A power tower (an exponent that has its own exponent), an exponent of 6+ digits, a
+# factorial of a 4+ digit number.
+_TOO_LARGE = re.compile(
+    r"\^\s*\{[^{}]*\^|\^\s*\d+\s*\^|\^\s*\{?\s*-?\d{6,}|\d{4,}\s*!|\\(?:prod|sum)_"
+)
 
 
 class _OwnTimeoutFilter(logging.Filter):
@@ -47,93 +72,78 @@ class _OwnTimeoutFilter(logging.Filter):
 for _name in ("math_verify.parser", "math_verify.grader"):
     logging.getLogger(_name).addFilter(_OwnTimeoutFilter())
 
-def extract_boxed(text: str) -> str | None:
-    """Return the content of the last `\\boxed{...}`, or None.
-
-    Braces are matched by depth, so `\\boxed{\\frac{1}{2}}` gives `\\frac{1}{2}`; a backslash
-    escapes the next character, so `\\{` and `\\}` do not count. Only the last box is
-    considered: if it is empty or never closed (a truncated completion), there is no boxed
-    answer, and an earlier box is not used instead (the model's final word is what counts).
-    """
-    opens = list(_BOX_OPEN.finditer(text))
-    if not opens:
-        return None
-    start = opens[-1].end()
-    depth, i = 1, start
-    while i < len(text):
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        if depth == 0:
-            content = text[start:i].strip()
-            return content or None
-        i += 1
-    return None
-
-
-def extract_answer_tag(text: str) -> str | None:
-    """Return the stripped content of the last `<answer>...</answer>`, or None if none/empty."""
-    matches = _ANSWER_TAG.findall(text)
-    if not matches:
-        return None
-    return matches[-1].strip() or None
-
-
-def extract_last_number(text: str) -> str | None:
-    """Return the last number in `text` as written ("-3", "0.50", "3/4", "1,234"), or None."""
-    matches = _NUMBER.findall(text)
-    return matches[-1] if matches else None
-
-
-EXTRACTORS: dict[str, Callable[[str], str | None]] = {
-    "boxed": extract_boxed,
-    "answer_tag": extract_answer_tag,
-    "last_number": extract_last_number,
-}
-
-
-def extract_answer(text: str, methods: tuple[str, ...]) -> tuple[str, str] | None:
-    """Try the extractors named in `methods`, in order; the first that finds something wins.
-
-    Returns `(method, answer)`, or None when no method finds anything. A later method is
-    never consulted once an earlier one succeeds, even if its answer would be correct.
-    """
-    for method in methods:
-        answer = EXTRACTORS[method](text)
-        if answer is not None:
-            return method, answer
-    return None
-
-
-def as_fraction(text: str) -> Fraction | None:
-    """Read `text` as a plain number (int, decimal, a/b; spaces ignored), else None.
-
-    "0.50" -> 1/2, "-3" -> -3, "3/4" -> 3/4, "1,234" -> 1234. Exponents, LaTeX and
-    anything else give None, and so does a zero denominator.
-    """
-    compact = "".join(text.split())
-    if _THOUSANDS.fullmatch(compact):
-        compact = compact.replace(",", "")
-    if not _PLAIN_NUMBER.fullmatch(compact):
-        return None
-    numerator, _, denominator = compact.partition("/")
-    try:
-        value = Fraction(numerator)
-        return value / Fraction(denominator) if denominator else value
-    except ZeroDivisionError:
-        return None
-    except ValueError:  # over Python's int-from-string digit limit; math-verify decides
-        return None
+# The plain-number reader under its old name, for `rlvr.evaluate.vote` (voting keys).
+as_fraction = to_fraction
 
 
 def numbers_equal(answer: str, gold: str) -> bool | None:
-    """Exact comparison when both are plain numbers; None when either is not (undecided)."""
-    answer_value, gold_value = as_fraction(answer), as_fraction(gold)
+    """Exact comparison when both are plain numbers; None when either is not (undecided).
+
+    A percent sign is a unit: "50%" equals "50%" and "50"; and, by value, "0.5" (so a gold
+    "50\\%" accepts "50", "50%" and "0.5"; a gold "0.5" accepts "50%" and "0.5").
+    """
+    answer_body, answer_percent = split_percent(answer)
+    gold_body, gold_percent = split_percent(gold)
+    answer_value, gold_value = to_fraction(answer_body), to_fraction(gold_body)
     if answer_value is None or gold_value is None:
         return None
-    return answer_value == gold_value
+    if answer_percent == gold_percent or answer_value == gold_value:
+        return answer_value == gold_value
+    if answer_percent:
+        return answer_value / 100 == gold_value
+    return answer_value == gold_value / 100
+
+
+def exact_equal(answer: str, gold: str) -> bool | None:
+    """The exact fast paths, tried in order; None when none applies (math-verify decides).
+
+    Plain numbers (`numbers_equal`); intervals and pairs of plain numbers ("[1, 2)"), equal
+    when brackets and endpoints are; numbers with a rational square ("2\\sqrt{3}" ==
+    "\\sqrt{12}"), equal when sign and square are; polynomials in one letter ("(x+1)^2" ==
+    "x^2+2x+1"), equal when their coefficients are. "x = 3" against "3" compares the 3, as
+    math-verify does. No sympy here, so no time limit is needed.
+    """
+    answer, gold = _rhs(answer, gold), _rhs(gold, answer)
+    equal = numbers_equal(answer, gold)
+    if equal is not None:
+        return equal
+    answer_interval, gold_interval = interval_parts(answer), interval_parts(gold)
+    if answer_interval is not None and gold_interval is not None:
+        return answer_interval == gold_interval
+    answer_square, gold_square = signed_square(answer), signed_square(gold)
+    if answer_square is not None and gold_square is not None:
+        return answer_square == gold_square
+    return _polynomials_equal(answer, gold)
+
+
+def _polynomials_equal(answer: str, gold: str) -> bool | None:
+    """Equal coefficients in the same letter ("(x+1)^2" == "x^2+2x+1"); None if not both."""
+    answer_poly, gold_poly = polynomial(answer), polynomial(gold)
+    if answer_poly is None or gold_poly is None:
+        return None
+    (answer_letter, answer_coefficients), (gold_letter, gold_coefficients) = answer_poly, gold_poly
+    constant = len(answer_coefficients) == 1 and len(gold_coefficients) == 1
+    if answer_letter != gold_letter and not constant and None not in (answer_letter, gold_letter):
+        return None  # "t^2" against "x^2": a renamed variable is math-verify's call
+    return answer_coefficients == gold_coefficients
+
+
+def _rhs(text: str, other: str) -> str:
+    """"x = 3" -> "3" when `other` names no variable; any other text is returned unchanged."""
+    match = _ONE_VARIABLE.fullmatch(text.strip().strip("$"))
+    if match is None or "=" in other:
+        return text
+    return match[1]
+
+
+def too_large(text: str) -> bool:
+    """True for answers sympy could take minutes to evaluate: towers, huge powers, factorials.
+
+    "9^{9^{9}}", "10^{100000}", "5000!" (whole seconds each in sympy, longer than any sane
+    time limit); "2^{10}", "10!" are not. So is any answer over `MAX_ANSWER_CHARS`: sympy
+    spends seconds inside single C calls on a 20,000-digit literal, where no alarm reaches.
+    """
+    return len(text) > MAX_ANSWER_CHARS or _TOO_LARGE.search(text) is not None
 
 
 def _as_latex(text: str) -> str:
@@ -174,10 +184,17 @@ class MathVerifier:
     """Score 1 if the completion's final answer equals the gold answer, else 0.
 
     The answer is found by the extractors named in `extract`, tried in that order; the first
-    one that finds something wins ("boxed": the last `\\boxed{...}`; "answer_tag": the last
-    `<answer>...</answer>`; "last_number": the last number in the text). Plain numbers on
-    both sides are compared exactly as fractions ("0.50" == "1/2"); anything else is checked
-    by math-verify, the whole check limited to `timeout_s` seconds of wall time.
+    one that finds something wins ("boxed": the last `\\boxed{...}`, an empty one ending the
+    search; "answer_tag": the last `<answer>...</answer>`; "answer_phrase": the last "the
+    answer is ..."; "last_number": the last number outside restated questions, or the last
+    choice letter when the gold is one). Then, in order:
+
+    - a gold letter (A-J) is compared with the one letter the answer names ("(b)" == "B");
+    - an answer listing several items ("19 or 20") against a one-item gold is a hedge: 0;
+    - plain numbers on both sides, after normalisation, are compared exactly as fractions
+      (also intervals of plain numbers and square roots: see `exact_equal`);
+    - an answer too large to evaluate ("9^{9^{9}}") scores 0 unless it reads as the gold;
+    - anything else is checked by math-verify, limited to `timeout_s` seconds of wall time.
 
     Attributes:
         extract: extractor names from `EXTRACTORS`, in priority order.
@@ -185,7 +202,7 @@ class MathVerifier:
         max_chars: longer responses score 0 without being read (bounds the regex work).
     """
 
-    extract: tuple[str, ...] = ("boxed", "answer_tag", "last_number")
+    extract: tuple[str, ...] = ("boxed", "answer_tag", "answer_phrase", "last_number")
     timeout_s: float = 2.0
     max_chars: int = 20000
 
@@ -207,15 +224,24 @@ class MathVerifier:
             return Verdict(0.0, "empty completion")
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)")
-        found = extract_answer(response, self.extract)
+        choice = is_choice_gold(gold)
+        found = extract_answer(response, self.extract, choice=choice)
+        if found is None and "boxed" in self.extract and extract_boxed(response) == "":
+            return Verdict(0.0, "empty or unclosed last box", ("empty_box",))
         if found is None:
             return Verdict(0.0, "no answer found")
         method, answer = found
+        if choice:
+            return _judge_choice(method, answer, gold)
+        if len(top_level_items(answer)) > 1 and len(top_level_items(gold)) == 1:
+            return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
         return self._judge(method, answer, gold)
 
     def _judge(self, method: str, answer: str, gold: str) -> Verdict:
         """Turn one equivalence check, or the way it failed, into a Verdict."""
-        equal = numbers_equal(answer, gold)
+        equal = exact_equal(answer, gold)
+        if equal is None and too_large(answer) and not too_large(gold):
+            return Verdict(0.0, f"too large to evaluate: {_short(answer)}", ("too_large",))
         if equal is None:
             try:
                 equal = run_with_time_limit(_math_verify_equal, self.timeout_s, answer, gold)
@@ -223,10 +249,23 @@ class MathVerifier:
                 return Verdict(0.0, f"timed out after {float(self.timeout_s)} s", ("timeout",))
             except Exception as error:  # deliberate: one odd answer must not stop training
                 return Verdict(0.0, f"verifier error: {type(error).__name__}", ("error",))
-        if equal is None:
-            return Verdict(
-                0.0, f"unparsable: got {_short(answer)}, expected {_short(gold)}", ("unparsed",)
-            )
-        if equal:
-            return Verdict(1.0, f"correct (via {method})")
-        return Verdict(0.0, f"wrong: got {_short(answer)}, expected {_short(gold)}")
+        return _verdict(method, answer, gold, equal)
+
+
+def _judge_choice(method: str, answer: str, gold: str) -> Verdict:
+    """A multiple-choice gold: the answer must name exactly one letter, the same one."""
+    letter = choice_letter(answer)
+    if letter is None:
+        return Verdict(0.0, f"no single choice in {_short(answer)}, expected {_short(gold)}")
+    return _verdict(method, letter, gold, letter == choice_letter(gold))
+
+
+def _verdict(method: str, answer: str, gold: str, equal: bool | None) -> Verdict:
+    """The Verdict for a finished comparison: correct, wrong, or unparsable (None)."""
+    if equal is None:
+        return Verdict(
+            0.0, f"unparsable: got {_short(answer)}, expected {_short(gold)}", ("unparsed",)
+        )
+    if equal:
+        return Verdict(1.0, f"correct (via {method})")
+    return Verdict(0.0, f"wrong: got {_short(answer)}, expected {_short(gold)}")

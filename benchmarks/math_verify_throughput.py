@@ -1,0 +1,175 @@
+"""Maths checks per second: rlvr's MathVerifier against math-verify called directly.
+
+    python benchmarks/math_verify_throughput.py [--n 200] [--seed 0] [--out FILE]
+
+Two input sets, the same inputs for every mode, in the same run:
+
+- plain: integer answers (`\\boxed{N}` or "The answer is N."), half of them right;
+- mix:   a realistic mix (boxed and prose integers, LaTeX fractions and expressions,
+         intervals, equations, mixed numbers, thousands, currency, percentages, choice
+         letters, and 10% forms with no exact fast path, such as `\\frac{3\\pi}{4}`, that
+         rlvr also hands to math-verify) with about 2% pathological inputs: a power
+         tower, a million-digit power, a huge factorial, and a long rambling reply.
+
+Modes:
+
+- bare:        `math_verify.verify(math_verify.parse(gold), math_verify.parse(response))` per
+               call, gold parsed every call as a naive user would (math-verify's own 5 s
+               timeouts on);
+- bare-cached: the same with each distinct gold parsed once;
+- rlvr:        `MathVerifier()(response, gold)` (its gold cache cleared before the run).
+
+Each mode also reports its accuracy against the labels, so a speed-up cannot hide a loss of
+accuracy. One process, one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import platform
+import random
+import time
+from importlib.metadata import version
+
+import math_verify
+
+from rlvr.rewards import MathVerifier
+from rlvr.rewards.math_verifier import _parse_gold
+
+PATHOLOGICAL = [
+    ("so \\boxed{9^{9^{9}}}", "1", 0),
+    ("\\boxed{10^{1000000}}", "1", 0),
+    ("the count is \\boxed{12345!}", "2", 0),
+]
+
+
+def plain_cases(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
+    """(response, gold, label) with integer answers, half right."""
+    cases = []
+    for i in range(n):
+        gold = rng.randint(-1000, 100000)
+        answer = gold if i % 2 else gold + rng.randint(1, 9)
+        template = "Adding up, we get \\boxed{%d}." if i % 3 else "So the answer is %d."
+        cases.append((template % answer, str(gold), int(answer == gold)))
+    return cases
+
+
+def _ordinary(rng: random.Random) -> tuple[str, str, int]:
+    """One realistic non-pathological case."""
+    a, b = rng.randint(1, 99), rng.randint(2, 99)
+    kind = rng.choices(range(11), weights=[30, 15, 10, 10, 5, 5, 8, 5, 7, 5, 10])[0]
+    ok = rng.random() < 0.6
+    if kind == 0:
+        return f"Step 1... Step 2... \\boxed{{{a if ok else a + 1}}}", str(a), int(ok)
+    if kind == 1:
+        return f"First {b} and {a}. The answer is {a if ok else b}.", str(a), int(ok or a == b)
+    if kind == 2:
+        num, den = (a, b) if ok else (a + 1, b)
+        response = f"\\boxed{{\\frac{{{2 * num}}}{{{2 * den}}}}}"
+        return response, f"\\frac{{{a}}}{{{b}}}", int(ok or num * b == a * den)
+    if kind == 3:
+        return f"\\boxed{{(x+{a})^2}}", f"x^2+{2 * a if ok else a}x+{a * a}", int(ok)
+    if kind == 4:
+        return f"\\boxed{{[{a}, {a + b})}}", f"[{a},{a + b})" if ok else f"({a},{a + b}]", int(ok)
+    if kind == 5:
+        return f"\\boxed{{x = {a}}}", str(a if ok else a + 1), int(ok)
+    if kind == 6:
+        digit = a % 9 + 1
+        forms = [
+            (f"\\boxed{{{a} 1/2}}", f"{2 * a + 1}/2"),
+            (f"\\boxed{{{a},{b:03d}}}", str(a * 1000 + b)),
+            (f"It costs \\${a}.00 in total.", str(a)),
+            (f"\\boxed{{0.\\overline{{{digit}}}}}", f"{digit}/9"),
+        ]
+        response, gold = rng.choice(forms)
+        return (response, gold, 1) if ok else (response, f"{gold}1", 0)
+    if kind == 7:
+        return f"\\boxed{{{a}\\%}}", f"{a if ok else a + 1}\\%", int(ok)
+    if kind == 8:
+        letter = rng.choice("ABCD")
+        return f"The answer is ({letter}).", letter if ok else "E", int(ok)
+    if kind == 9:
+        return f"\\boxed{{\\sqrt{{{a * a * 3}}}}}", f"{a if ok else a + 1}\\sqrt{{3}}", int(ok)
+    # no exact fast path: these go to math-verify (sympy) in rlvr too
+    if rng.random() < 0.5:
+        gold = f"\\frac{{{a if ok else a + b}\\pi}}{{{b}}}"
+        return f"\\boxed{{\\frac{{{a}\\pi}}{{{b}}}}}", gold, int(ok)
+    return f"\\boxed{{\\frac{{x}}{{{b}}}}}", f"\\frac{{1}}{{{b if ok else b + 1}}}x", int(ok)
+
+
+def mix_cases(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
+    """(response, gold, label): ordinary cases plus ~2% pathological ones, shuffled."""
+    long_reply = " ".join(f"step {i}: {rng.randint(0, 999)} + x" for i in range(900))
+    bad = PATHOLOGICAL + [(long_reply + " so \\boxed{42}", "42", 1)]
+    cases = [_ordinary(rng) for _ in range(n - len(bad))] + bad
+    rng.shuffle(cases)
+    return cases
+
+
+def bare(cases, cache_gold: bool) -> list[int]:
+    """math-verify used directly; an exception counts as a 0, as it would for a user."""
+    golds: dict[str, list] = {}
+    scores = []
+    for response, gold, _ in cases:
+        try:
+            if cache_gold:
+                parsed = golds.setdefault(gold, math_verify.parse(gold))
+            else:
+                parsed = math_verify.parse(gold)
+            scores.append(int(bool(math_verify.verify(parsed, math_verify.parse(response)))))
+        except Exception:  # deliberate: the baseline's crash is its wrong answer
+            scores.append(0)
+    return scores
+
+
+def rlvr(cases) -> list[int]:
+    _parse_gold.cache_clear()
+    verifier = MathVerifier()
+    return [int(verifier(response, gold).score) for response, gold, _ in cases]
+
+
+MODES = {
+    "bare": lambda cases: bare(cases, cache_gold=False),
+    "bare-cached": lambda cases: bare(cases, cache_gold=True),
+    "rlvr": rlvr,
+}
+
+
+def measure(cases) -> dict[str, dict[str, float]]:
+    """checks/s and accuracy per mode, plus rlvr's speed ratio to each bare mode."""
+    results = {}
+    for name, mode in MODES.items():
+        start = time.perf_counter()
+        scores = mode(cases)
+        seconds = time.perf_counter() - start
+        right = sum(score == label for score, (_, _, label) in zip(scores, cases))
+        results[name] = {"checks_per_s": len(cases) / seconds, "accuracy": right / len(cases)}
+    for name in ("bare", "bare-cached"):
+        ratio = results["rlvr"]["checks_per_s"] / results[name]["checks_per_s"]
+        results["rlvr"][f"x_{name}"] = ratio
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200, help="cases per input set")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="also write the results as JSON here")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)  # math-verify warns on every call with timeouts off
+    report = {"python": platform.python_version(), "math_verify": version("math-verify")}
+    for set_name, make in (("plain", plain_cases), ("mix", mix_cases)):
+        report[set_name] = measure(make(args.n, random.Random(args.seed)))
+        for mode, row in report[set_name].items():
+            extra = "".join(f"  {k}={v:.1f}" for k, v in row.items() if k.startswith("x_"))
+            print(f"{set_name:5s} {mode:12s} {row['checks_per_s']:9.1f} checks/s  "
+                  f"accuracy {row['accuracy']:.3f}{extra}", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

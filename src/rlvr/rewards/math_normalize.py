@@ -1,0 +1,194 @@
+"""Normalise maths answers before comparing them: the forms bare math-verify misjudges.
+
+Everything here is pure string and `Fraction` work, linear in the answer's length, so it needs
+no time limit. Applied to both sides (response and gold):
+
+- plain numbers as `Fraction`: "0.50", "3/4", "-3", LaTeX `\\frac{3}{4}`, `\\dfrac34`;
+- thousands separators: "1,234", "1 234", "1\\,234", "1{,}234" (groups of exactly 3 digits);
+- mixed numbers: "2 1/2", "2\\frac{1}{2}" are 5/2 ("-2 1/2" is -5/2);
+- repeating decimals: "0.\\overline{3}", "0.(3)", "0.1\\overline{6}" are 1/3, 1/3, 1/6;
+- currency and units: "$5.00", "\\$5", "5 dollars", "USD 5", "5\\text{ cm}" are 5;
+- percentages: `split_percent` separates "50\\%" / "50 percent" into (50, True);
+- multiple-choice letters: "(B)", "B)", "\\text{(B)}", "b." are "B" (`choice_letter`);
+- hedges: `top_level_items` splits "19 or 20", "1, 2, 19" into several answers.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+_DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
+_FRACTION = re.compile(r"(-?\d+(?:\.\d+)?)/(-?\d+(?:\.\d+)?)")
+_MIXED = re.compile(r"(-?)(\d+)\s+(\d+)/(\d+)")
+_LATEX_FRAC = re.compile(r"\\[dt]?frac\s*(?:\{\s*(-?\d+)\s*\}|(\d))\s*(?:\{\s*(-?\d+)\s*\}|(\d))")
+_THOUSANDS = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|\\ |\\;| )\d{3})+(?:\.\d+)?")
+_REPEATING = re.compile(r"(-?)(\d+)\.(\d*)(?:\\overline\s*\{(\d+)\}|\\dot\s*\{?(\d)\}?|\((\d+)\))")
+_CURRENCY = re.compile(
+    r"\\\$|\$|€|£|\\euro|\\pounds|\b(?:USD|EUR|GBP|dollars?|cents?|euros?|pounds?|rupees?)\b",
+    re.IGNORECASE,
+)
+_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
+_LATEX_NOISE = re.compile(r"\\(?:left|right|displaystyle|!|;|:)|\\,(?!\d{3})")
+# Unit words after a number ("5 cm", "12 apples"); a single letter ("3 x") and maths words
+# ("2 pi") are not units.
+_UNIT_TAIL = re.compile(
+    r"(?<=\d)(?:\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)"
+    r"|(?:\s+(?!(?:pi|sqrt|log|ln|sin|cos|tan|exp|inf|infty|mod)\b)[a-zA-Z]{2,}\.?)+)$"
+)
+_PERCENT = re.compile(r"\s*(?:\\%|%|\s+percent|\\text\{\s*percent\s*\})\s*$")
+_CHOICE = re.compile(r"(?:(?:option|choice)\s+)?\(?\s*([A-Ja-j])\s*(?:\)|\.|:)?", re.IGNORECASE)
+_CHOICE_GOLD = re.compile(r"\(?\s*([A-J])\s*\)?")
+_BRACKETS = {"(": ")", "[": "]", "{": "}"}
+_HEDGE_WORDS = re.compile(r"\s+(?:or|and)\s+|\\text\{\s*(?:or|and)\s*\}|\\(?:quad|qquad)")
+
+
+def _strip_decoration(text: str) -> str:
+    """Drop `$` delimiters, currency, `\\text{}` wrappers, LaTeX spacing and unit words."""
+    text = _TEXT.sub(r" \1 ", text)
+    text = _CURRENCY.sub(" ", text)
+    text = _LATEX_NOISE.sub("", text)
+    text = text.strip().rstrip(".").strip()
+    return _UNIT_TAIL.sub("", text).strip()
+
+
+def split_percent(text: str) -> tuple[str, bool]:
+    """("50\\%", ...) -> ("50", True); text without a trailing percent sign is unchanged."""
+    plain = _TEXT.sub(r" \1 ", text).strip().strip("$").strip()
+    body = _PERCENT.sub("", plain)
+    return (body, True) if body != plain else (text, False)
+
+
+def _repeating_value(match: re.Match) -> Fraction:
+    """a.b(c) = a.b + c / (10^len(b) * (10^len(c) - 1)), e.g. 0.1(6) = 1/10 + 6/90 = 1/6."""
+    sign, whole, fixed, *repeats = match.groups()
+    repeat = next(r for r in repeats if r)
+    value = Fraction(f"{whole}.{fixed}" if fixed else whole)
+    value += Fraction(int(repeat), 10 ** len(fixed) * (10 ** len(repeat) - 1))
+    return -value if sign else value
+
+
+def _plain_fraction(text: str) -> Fraction | None:
+    """Read "3", "-0.5", "3/4", "-3/4", "2 1/2" (mixed), else None."""
+    try:
+        if _DECIMAL.fullmatch(text):
+            return Fraction(text)
+        if match := _FRACTION.fullmatch(text):
+            return Fraction(match[1]) / Fraction(match[2])
+        if match := _MIXED.fullmatch(text):
+            sign, whole, num, den = match.groups()
+            if int(num) >= int(den):  # "2 3/2" is not a mixed number; leave it undecided
+                return None
+            value = int(whole) + Fraction(int(num), int(den))
+            return -value if sign else value
+    except ZeroDivisionError:
+        return None
+    except ValueError:  # over Python's int-from-string digit limit; math-verify decides
+        return None
+    return None
+
+
+def to_fraction(text: str) -> Fraction | None:
+    """Read `text` as one exact number, after the normalisations in the module docstring.
+
+    Returns None for anything that is not one plain number (expressions, sets, intervals,
+    exponents, a zero denominator, a percentage: see `split_percent`).
+    """
+    text = _strip_decoration(text)
+    if match := _REPEATING.fullmatch(text):
+        return _repeating_value(match)
+    if _THOUSANDS.fullmatch(text):
+        text = re.sub(r"\{,\}|\\,|\\ |\\;|[, ]", "", text)
+    negative = text.startswith("-")
+    body = text[1:].strip() if negative else text
+    whole, frac = None, body
+    if match := re.fullmatch(r"(\d+)\s*(\\[dt]?frac.*)", body):  # 2\frac{1}{2}: mixed
+        whole, frac = match[1], match[2]
+    if latex := _LATEX_FRAC.fullmatch(frac):
+        num, den = latex[1] or latex[2], latex[3] or latex[4]
+        frac = f"{whole} {num}/{den}" if whole else f"{num}/{den}"
+    elif whole:
+        return None
+    value = _plain_fraction(re.sub(r"\s*/\s*", "/", " ".join(frac.split())))
+    if value is None:
+        return None
+    return -value if negative else value
+
+
+def choice_letter(text: str) -> str | None:
+    """The one multiple-choice letter `text` names ("(B)", "B)", "b.", "\\text{B}"), else None.
+
+    Lower case is accepted here because only answer positions (a box, an answer tag, the words
+    after "answer:") are passed in; a bare "a" in prose is never read as a choice.
+    """
+    text = _TEXT.sub(r"\1", text).strip().strip("$").strip()
+    match = _CHOICE.fullmatch(text) or re.fullmatch(r"\(?([A-J])\)\s.*", text, re.DOTALL)
+    return match[1].upper() if match else None
+
+
+def is_choice_gold(gold: str) -> bool:
+    """True when the gold answer is a single capital letter A-J, optionally in parentheses."""
+    return _CHOICE_GOLD.fullmatch(gold.strip().strip("$")) is not None
+
+
+def top_level_items(text: str) -> list[str]:
+    """Split on commas, "or", "and" outside brackets: "19 or 20" -> ["19", "20"].
+
+    Thousands separators ("1,234") are not split. Used to spot hedged answers: several items
+    against a single gold answer.
+    """
+    text = _HEDGE_WORDS.sub(" , ", text.strip().strip("$"))
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0 and not re.match(r",\d{3}(?!\d)", text[i:]):
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+_INTERVAL = re.compile(r"([\[(])([^,\[\]()]+),([^,\[\]()]+)([\])])")
+_INFINITY = re.compile(r"(-|\+)?\s*\\infty|(-|\+)?\s*\\inf|(-|\+)?\s*∞")
+_SURD = re.compile(r"(-?)\s*(\d+(?:\.\d+)?)?\s*\\sqrt\s*\{\s*(\d+(?:\.\d+)?)\s*\}")
+
+
+def _endpoint(text: str) -> Fraction | str | None:
+    """An interval endpoint: a plain number, "+inf" or "-inf", else None."""
+    if match := _INFINITY.fullmatch(text.strip()):
+        return "-inf" if "-" in (match[1] or match[2] or match[3] or "") else "+inf"
+    return to_fraction(text)
+
+
+def interval_parts(text: str) -> tuple | None:
+    """"[1, 2)" -> ("[", 1, 2, ")"); a pair of plain numbers or infinities in brackets, else None.
+
+    The same reading serves "(1, 2)" as an open interval or as a point: two such answers are
+    equal under either reading exactly when their brackets and endpoints are.
+    """
+    text = re.sub(r"\\left|\\right|\$", "", text).strip()
+    match = _INTERVAL.fullmatch(text)
+    if match is None:
+        return None
+    low, high = _endpoint(match[2]), _endpoint(match[3])
+    if low is None or high is None:
+        return None
+    return match[1], low, high, match[4]
+
+
+def signed_square(text: str) -> tuple[int, Fraction] | None:
+    """A real number whose square is rational, as (sign, square): "2\\sqrt{3}" -> (1, 12).
+
+    Plain numbers count too ("-3" -> (-1, 9)), so "\\sqrt{4}" equals "2". None otherwise.
+    """
+    if match := _SURD.fullmatch(text.strip().strip("$").strip()):
+        sign, coefficient, radicand = match.groups()
+        square = Fraction(coefficient or 1) ** 2 * Fraction(radicand)
+        return (0 if square == 0 else -1 if sign else 1), square
+    value = to_fraction(text)
+    if value is None:
+        return None
+    return (value > 0) - (value < 0), value * value
