@@ -82,18 +82,23 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--lr", type=float, default=3e-5)
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "recipes")
+    ap.add_argument("--recipes", default="", help="comma-separated subset to (re)run; the rest are read from curves.json")
     args = ap.parse_args()
     import torch
 
     torch.set_num_threads(2)
+    args.out.mkdir(parents=True, exist_ok=True)
     args.start_accuracy = start_accuracy()
     names = sorted(p.stem for p in (REPO / "recipes").glob("*.toml") if p.stem != "demo")
-    curves: dict[str, list] = {}
+    if args.recipes:
+        names = args.recipes.split(",")
+    saved = args.out / "curves.json"
+    # With --recipes, the other recipes' curves are kept from the last full run.
+    curves: dict[str, list] = json.loads(saved.read_text()) if args.recipes and saved.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             curves[name] = [run(name, int(s), args, Path(tmp)) for s in args.seeds.split(",")]
             print(name, [c[-1][1] for c in curves[name]], flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
     text = table(curves)
     print(text)
     (args.out / "table.md").write_text(text)
