@@ -49,7 +49,7 @@ def test_malformed_rows_are_all_listed_with_file_and_line(tmp_path, capsys):
     assert main(["verify", "--verifier", "instructions", data]) == 2
     err = capsys.readouterr().err
     assert "3 malformed row(s), nothing scored" in err
-    assert f"{data}:2: not valid JSON" in err and f"{data}:3: missing key(s) ['response']" in err
+    assert f"{data}:2: not valid JSON" in err and f"{data}:3: missing field 'response'" in err
     assert f"{data}:4: ['response'] must be strings" in err and "Traceback" not in err
 
 

@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlvr.tasks.jsonl import json_object
 from rlvr.errors import ConfigError, DatasetError, RewardError
 
 HELP = 'score {"prompt","response","gold"} rows of a jsonl with a verifier; table and summary'
@@ -42,17 +43,16 @@ class Row:
     gold: str
 
 
+REQUIRED = ("prompt", "response", "gold")
+ALLOWED = {*REQUIRED, "id", "meta"}
+
+
 def parse_row(text: str) -> tuple[Row | None, str | None]:
     """One jsonl line as a Row, or the problem with it."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        return None, f"not valid JSON ({e.msg}, column {e.colno})"
-    if not isinstance(data, dict):
-        return None, f"expected a JSON object, got {type(data).__name__}"
-    missing = [key for key in ("prompt", "response", "gold") if key not in data]
-    if missing:
-        return None, f"missing key(s) {missing}"
+        data = json_object(text, "", REQUIRED, ALLOWED)
+    except DatasetError as e:
+        return None, str(e).removeprefix(": ")
     wrong = [key for key in ("prompt", "response") if not isinstance(data[key], str)]
     if wrong:
         return None, f"{wrong} must be strings"

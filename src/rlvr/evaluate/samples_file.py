@@ -11,11 +11,11 @@ no row.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 from rlvr.errors import DatasetError
+from rlvr.tasks.jsonl import json_object
 from rlvr.evaluate.groups import Graded, PromptGroup, Verify, grade
 
 REQUIRED = ("prompt", "response", "gold")
@@ -24,18 +24,7 @@ ALLOWED = {*REQUIRED, "logprob", "id", "meta"}
 
 def parse_sample_row(line: str, where: str) -> tuple[str, str, str, float | None]:
     """One jsonl line → (prompt, response, gold, logprob or None); DatasetError naming `where`."""
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
-    if not isinstance(row, dict):
-        raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
-    missing = [key for key in REQUIRED if key not in row]
-    if missing:
-        raise DatasetError(f"{where}: missing field {missing[0]!r} (each row needs {list(REQUIRED)})")
-    unknown = sorted(set(row) - ALLOWED)
-    if unknown:
-        raise DatasetError(f"{where}: unknown field {unknown[0]!r} (allowed: {sorted(ALLOWED)})")
+    row = json_object(line, where, REQUIRED, ALLOWED)
     prompt, response, gold = row["prompt"], row["response"], row["gold"]
     if not isinstance(prompt, str) or not prompt:
         raise DatasetError(f"{where}: field 'prompt' must be a non-empty string")

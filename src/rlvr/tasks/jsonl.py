@@ -30,19 +30,26 @@ def load_jsonl(path: str | Path) -> list[Sample]:
     return samples
 
 
-def parse_row(line: str, where: str) -> Sample:
+def json_object(line: str, where: str, required: tuple[str, ...], allowed: set[str]) -> dict:
+    """One jsonl line → its object, checked for required and unknown keys; DatasetError naming
+    `where` (file:line) otherwise. Shared by every jsonl reader of rlvr."""
     try:
         row = json.loads(line)
     except json.JSONDecodeError as e:
         raise DatasetError(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(row, dict):
         raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
-    missing = [k for k in REQUIRED if k not in row]
+    missing = [k for k in required if k not in row]
     if missing:
-        raise DatasetError(f"{where}: missing field {missing[0]!r} (each row needs {list(REQUIRED)})")
-    unknown = sorted(set(row) - ALLOWED)
+        raise DatasetError(f"{where}: missing field {missing[0]!r} (each row needs {list(required)})")
+    unknown = sorted(set(row) - allowed)
     if unknown:
-        raise DatasetError(f"{where}: unknown field {unknown[0]!r} (allowed: {sorted(ALLOWED)})")
+        raise DatasetError(f"{where}: unknown field {unknown[0]!r} (allowed: {sorted(allowed)})")
+    return row
+
+
+def parse_row(line: str, where: str) -> Sample:
+    row = json_object(line, where, REQUIRED, ALLOWED)
     prompt, answer = row["prompt"], row["answer"]
     if not isinstance(prompt, str) or not prompt.strip():
         raise DatasetError(f"{where}: field 'prompt' must be a non-empty string")
