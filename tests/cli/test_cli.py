@@ -77,6 +77,7 @@ def test_resume_after_kill_9_continues_the_same_curve(tmp_path):
     (["train", "grpo", "--set", "train.lrr=1"], "unknown key 'train.lrr' (did you mean 'train.lr'?)"),
     (["train", "grpo", "--set", "model.path=/nonexistent"], "/nonexistent: model folder not found"),
     (["train", "nope"], "nope: no such recipe file or name"),
+    (["train", "--resume", "nowhere"], "nowhere: no config.toml here, so there is no run to resume"),
     (["train", "grpo", "--set", "task.kind=jsonl", "--set", "task.train_path=missing.jsonl"],
      "missing.jsonl: dataset file not found"),
 ])

@@ -48,12 +48,15 @@ def test_shape_of_the_result(engine, tokenizer):
             assert all(lp <= 0 for lp in r.logprobs)
 
 
-def test_logprobs_are_the_trainers(engine, tiny_model, tokenizer):
-    rollouts = [r for g in engine.generate(["12+34=", "7+8="], 4, SamplingParams(max_new_tokens=6)) for r in g]
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_logprobs_are_the_trainers(engine, tiny_model, tokenizer, temperature):
+    params = SamplingParams(max_new_tokens=6, temperature=temperature)
+    rollouts = [r for g in engine.generate(["12+34=", "7+8=", "99+99="], 4, params) for r in g]
     n = len(rollouts)
     batch = collate(rollouts, torch.zeros(n), torch.zeros(n, dtype=torch.long), tokenizer.pad_token_id)
+    assert batch.completion_mask.sum() > n  # more than one token per row on average
     with torch.no_grad():
-        forced = batch_logprobs(tiny_model, batch)
+        forced = batch_logprobs(tiny_model, batch, temperature)
     mask = batch.completion_mask.bool()
     torch.testing.assert_close(forced[mask], batch.old_logp[mask], atol=1e-4, rtol=0)
 

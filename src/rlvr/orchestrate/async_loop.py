@@ -41,8 +41,6 @@ class AsyncLoop(SyncLoop):
         return self.config.orchestrate.max_staleness
 
     def sync_weights(self) -> None:
-        if getattr(self, "cond", None) is None:  # during construction and resume: load now
-            return super().sync_weights()
         weights = {k: v.detach().clone() for k, v in self.parts.model.state_dict().items()}
         with self.cond:
             self.new_weights = (weights, self.step)

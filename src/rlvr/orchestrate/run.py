@@ -6,7 +6,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
 from transformers.utils import logging as hf_logging
 
 from rlvr.config import Config, dump_config, load_config
@@ -44,7 +43,6 @@ def new_run_folder(config: Config) -> RunFolder:
 
 
 def open_loop(config: Config, folder: RunFolder, resume: bool) -> SyncLoop:
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     found = list_checkpoints(folder.checkpoints) if resume else []
     parts = build(config, repo_root(), weights_from=found[-1] if found else None)
     loop = (AsyncLoop if config.orchestrate.mode == "async" else SyncLoop)(config, parts, folder)
@@ -82,7 +80,10 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
 
 
 def resume(run_dir: Path, overrides: list[str] = ()) -> RunResult:
-    config = load_config(RunFolder(run_dir).config, list(overrides))
+    folder = RunFolder(run_dir)
+    if not folder.config.is_file():
+        raise ConfigError(f"{run_dir}: no config.toml here, so there is no run to resume")
+    config = load_config(folder.config, list(overrides))
     return train(config, resume_dir=run_dir)
 
 
