@@ -24,10 +24,19 @@ class RunSection(Section):
 class ModelSection(Section):
     path: str = "models/tiny-arith"
     dtype: Literal["float32", "bfloat16"] = "float32"
+    # Logits and log-probs in float32 whatever the model dtype (ScaleRL's FP32 LM head). Off,
+    # they keep the model dtype (cheaper, noisier ratios in bfloat16).
+    fp32_head: bool = True
+    # LoRA through peft (extra `lora`): rank 0 trains every weight; rank r > 0 trains adapters
+    # only, and only the adapters travel to the rollout engine.
+    lora_rank: int = Field(0, ge=0)
+    lora_alpha: float = Field(16.0, gt=0)
+    lora_dropout: float = Field(0.0, ge=0, lt=1)
+    lora_targets: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj"]
 
 
 class TaskSection(Section):
-    kind: Literal["arithmetic", "jsonl"] = "arithmetic"
+    kind: Literal["arithmetic", "jsonl", "humaneval", "reasoning_gym"] = "arithmetic"
     seed: int = 0
     test_size: int = Field(500, gt=0)
     low: int = 10
@@ -35,10 +44,44 @@ class TaskSection(Section):
     ops: str = "+"
     train_path: Optional[str] = None
     test_path: Optional[str] = None
+    gym_tasks: list[str] = ["basic_arithmetic"]  # reasoning_gym: generator names
+    gym_size: int = Field(1000, gt=0)  # reasoning_gym: training items per generator
+
+
+class JudgeSection(Section):
+    """The generative judge (GenRM) behind `verifier = "judge"`, rubric criteria and rules."""
+
+    backend: Literal["transformers", "http"] = "transformers"
+    model: Optional[str] = None  # transformers: a model folder; http: the served model's name
+    url: Optional[str] = None  # http: an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
+    samples: int = Field(1, ge=1)  # k judge samples; the reward is their mean P(yes)
+    max_new_tokens: int = Field(256, ge=0)  # the judge's reasoning before its yes/no
+    temperature: float = Field(1.0, ge=0)
+    timeout_s: float = Field(60.0, gt=0)  # http: per request
+
+
+class RubricCriterion(Section):
+    """One named, weighted criterion: scored by a program (`function` or `verifier`) or by the
+    judge answering `question`. Exactly one of the three is set."""
+
+    name: str
+    weight: float = Field(1.0, gt=0)
+    function: Optional[str] = None  # "package.module:function"
+    verifier: Optional[Literal["math", "code", "format", "instructions", "exact"]] = None
+    question: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _one_scorer(self) -> "RubricCriterion":
+        set_ = [k for k in ("function", "verifier", "question") if getattr(self, k) is not None]
+        if len(set_) != 1:
+            raise ValueError(f"criterion {self.name!r} needs exactly one of function, verifier, "
+                             f"question (has {set_ or 'none'})")
+        return self
 
 
 class RewardSection(Section):
-    verifier: Literal["math", "code", "format", "instructions"] = "math"
+    verifier: Literal["math", "code", "format", "instructions", "exact", "judge", "rubric", "rules",
+                      "probability"] = "math"
     extract: list[str] = ["boxed", "answer_tag", "last_number"]  # math
     timeout_s: float = Field(2.0, gt=0)  # math: per check; code: wall-clock per sandbox run
     format_template: Literal["boxed", "think_answer"] = "think_answer"  # format
@@ -47,6 +90,9 @@ class RewardSection(Section):
     instructions_strict: bool = False  # instructions: all constraints or nothing
     on_error: Literal["fail", "zero"] = "fail"
     function: Optional[str] = None  # "package.module:function", replaces the verifier
+    judge: JudgeSection = JudgeSection()
+    rubric: list[RubricCriterion] = []  # verifier = "rubric"
+    rules: list[str] = []  # verifier = "rules": natural-language rules, each graded by the judge
 
 
 class SamplingSection(Section):
@@ -89,6 +135,8 @@ class AlgoSection(Section):
     kl_placement: Literal["loss", "reward"] = "loss"
     kl_clamp: Optional[float] = Field(None, gt=0)
     entropy_coef: float = Field(0.0, ge=0)
+    # VAPO positive-example LM loss: + mu * NLL of the completions whose reward is 1.
+    positive_lm_coef: float = Field(0.0, ge=0)
     # Engine/trainer mismatch: recompute pi_old with the trainer and weight each token's policy
     # term by the truncated ratio pi_old / mu (token_tis) or its sequence product (sequence_tis).
     mismatch: Literal["none", "token_tis", "sequence_tis"] = "none"
@@ -104,6 +152,7 @@ class TrainSection(Section):
     micro_batch_size: int = Field(64, ge=1)
     updates_per_batch: int = Field(1, ge=1)
     time_limit_s: Optional[float] = Field(None, gt=0)  # stop after this much training time
+    fsdp: bool = False  # shard the trainer with PyTorch FSDP across the ranks of `torchrun`
 
 
 class EvalSection(Section):
@@ -143,6 +192,9 @@ class OrchestrateSection(Section):
     backend: Literal["local", "ray"] = "local"
     ray_address: str = "auto"  # a running cluster (`ray start --head`)
     rollout_workers: int = Field(1, ge=1)  # ray: rollout actors
+    # PipelineRL: new weights reach the engine between decode steps of a running generation;
+    # each token records the policy version that produced it.
+    inflight_updates: bool = False
 
 
 class Config(Section):
@@ -203,6 +255,21 @@ def incoherences(c: Config):
         yield "sampling.min_new_tokens is above sampling.max_new_tokens"
     if c.orchestrate.backend == "local" and c.orchestrate.rollout_workers > 1:
         yield "orchestrate.rollout_workers > 1 needs orchestrate.backend = 'ray'"
+    if c.orchestrate.inflight_updates and c.orchestrate.mode != "async":
+        yield "orchestrate.inflight_updates needs orchestrate.mode = 'async'"
+    r = c.reward
+    if r.verifier == "rubric" and not r.rubric:
+        yield "reward.verifier = 'rubric' needs at least one [[reward.rubric]] criterion"
+    if r.verifier == "rules" and not r.rules:
+        yield "reward.verifier = 'rules' needs reward.rules (a list of rules for the judge)"
+    if r.verifier != "rubric" and r.rubric:
+        yield f"reward.rubric is only read when reward.verifier = 'rubric', not {r.verifier!r}"
+    if r.verifier != "rules" and r.rules:
+        yield f"reward.rules is only read when reward.verifier = 'rules', not {r.verifier!r}"
+    if r.judge.backend == "http" and not r.judge.url:
+        yield "reward.judge.backend = 'http' needs reward.judge.url"
+    if c.model.lora_rank and c.train.fsdp:
+        yield "model.lora_rank > 0 with train.fsdp is not supported yet"
     e = c.eval
     if e.samples and any(k < 1 or k > e.samples for k in e.k):
         yield f"eval.k = {e.k} must lie in 1 .. eval.samples ({e.samples})"
