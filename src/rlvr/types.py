@@ -81,6 +81,8 @@ class Batch:
     ref_logp:        (B, T) float or None, log-probs of the reference model
     is_weight:       (B, T) float or None, truncated importance weights correcting the
                      engine/trainer mismatch (multiply the policy term of the loss)
+    lm_weight:       (B, T) float or None, weights of VAPO's positive-example LM loss
+                     (`rlvr.algo.imitation`), computed on the full batch
     """
 
     input_ids: "torch.Tensor"
@@ -91,6 +93,7 @@ class Batch:
     group_ids: "torch.Tensor"
     ref_logp: "torch.Tensor | None" = None
     is_weight: "torch.Tensor | None" = None  # (B, T) engine/trainer mismatch weights, no gradient
+    lm_weight: "torch.Tensor | None" = None  # (B, T) positive-example LM loss weights
 
     @property
     def prompt_len(self) -> int:
@@ -108,4 +111,5 @@ class Batch:
             group_ids=self.group_ids[index],
             ref_logp=pick(self.ref_logp),
             is_weight=pick(self.is_weight),
+            lm_weight=pick(self.lm_weight),
         )

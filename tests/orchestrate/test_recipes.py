@@ -36,6 +36,14 @@ def test_recipe_trains(tmp_path, name):
             assert key in r, (name, key)
 
 
+def test_positive_lm_loss_reaches_the_metrics(tmp_path):
+    config = load_config(REPO / "recipes" / "dapo.toml", [
+        f"run.output_dir={tmp_path}", "train.steps=2", "sampling.prompts_per_step=4", "sampling.group_size=4",
+        "eval.size=0", "log.progress=none", "algo.positive_lm_coef=0.1", "sampling.zero_variance=keep"])
+    rows = train(config).folder.read_metrics()
+    assert all(r["loss/positive_lm"] >= 0 for r in rows)
+
+
 def test_recipe_list_covers_the_family():
     assert {"ppo", "grpo", "dr_grpo", "dapo", "gspo", "cispo", "vapo", "scalerl", "rloo", "reinforce_pp"} <= set(RECIPES)
 

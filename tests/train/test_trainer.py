@@ -70,6 +70,23 @@ def test_micro_batches_reproduce_the_full_batch_gradient_for_each_axis(tiny_mode
         assert m_one[key] == pytest.approx(m_full[key], abs=1e-6)
 
 
+def test_positive_lm_loss_splits_exactly_over_micro_batches(tiny_model, tokenizer):
+    from rlvr.algo.imitation import positive_lm_weights
+
+    batch = rollout_batch(tiny_model, tokenizer)
+    rewards = torch.tensor([float(i % 3 == 0) for i in range(12)])
+    batch = dataclasses.replace(batch, lm_weight=positive_lm_weights(batch.completion_mask, rewards))
+    objective = Objective(aggregation="token_mean", positive_lm_coef=0.1)
+    full = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=12)
+    m_full = full.accumulate_gradients(batch)
+    g_full = grads(full)
+    one = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=5)
+    m_one = one.accumulate_gradients(batch)
+    torch.testing.assert_close(grads(one), g_full, atol=1e-6, rtol=1e-4)
+    assert m_one["loss/positive_lm"] == pytest.approx(m_full["loss/positive_lm"], abs=1e-6)
+    assert m_full["loss/positive_lm"] > 0
+
+
 def test_entropy_bonus_changes_the_gradient_by_its_own(tiny_model, tokenizer):
     # grad(L + bonus) - grad(L) = -coef * grad(aggregated entropy): linear in the coefficient.
     batch = rollout_batch(tiny_model, tokenizer)

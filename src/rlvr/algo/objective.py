@@ -8,6 +8,8 @@
                       see `rlvr.algo.kl.kl_reward_penalty`)
     4. entropy bonus  l_t -= entropy_coef * H_t   (H_t with gradient, from the trainer)
     5. aggregation    L = sum(W * l), with W = AGGREGATIONS[aggregation](mask of the full batch)
+    6. imitation      L += positive_lm_coef * L_NLL of the correct samples (VAPO, see
+                      `rlvr.algo.imitation`; its weights come with the batch)
 
 The trainer calls `weights` once on the whole batch and `loss` once per micro-batch; it never
 knows which paper the objective implements. `check_coherence` runs at construction and
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 from rlvr.algo.aggregation import AGGREGATIONS
+from rlvr.algo.imitation import positive_lm_loss
 from rlvr.algo.kl import KL_ESTIMATORS, kl_estimate
 from rlvr.algo.ratios import RATIO_LEVELS
 from rlvr.algo.surrogates import SURROGATES
@@ -43,6 +46,7 @@ class Objective:
     kl_placement: str = "loss"
     kl_clamp: float | None = None
     entropy_coef: float = 0.0
+    positive_lm_coef: float = 0.0
 
     def __post_init__(self) -> None:
         for axis, name, table in (
@@ -105,6 +109,12 @@ class Objective:
             raise ValueError(f"entropy_coef={self.entropy_coef} needs the per-token entropy")
         loss = (weights * per_token * mask).sum()
         metrics = {k: (weights * v * mask).sum() for k, v in stats.items()}
+        if self.positive_lm_coef:
+            if batch.lm_weight is None:
+                raise ValueError(f"positive_lm_coef={self.positive_lm_coef} needs lm_weight in the batch")
+            nll = positive_lm_loss(logp, batch.lm_weight * mask)
+            loss = loss + self.positive_lm_coef * nll
+            metrics["loss/positive_lm"] = nll.detach()
         return loss, metrics
 
 
@@ -151,6 +161,8 @@ def incoherences(o: Objective, *, advantage_varies_per_token: bool = False) -> l
         problems.append(f"kl = {o.kl!r} needs kl_coef > 0, got {o.kl_coef}")
     if o.kl_clamp is not None and (o.kl == "none" or o.kl_clamp <= 0):
         problems.append(f"kl_clamp = {o.kl_clamp} needs kl set and a bound > 0")
+    if o.positive_lm_coef < 0:
+        problems.append(f"positive_lm_coef = {o.positive_lm_coef} < 0 would push the correct samples down")
     if o.entropy_coef < 0:
         problems.append(f"entropy_coef = {o.entropy_coef} < 0 would penalise entropy and hasten its collapse")
     if o.aggregation_constant <= 0:

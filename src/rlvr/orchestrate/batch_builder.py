@@ -9,6 +9,7 @@ The order (each step optional, set by the recipe):
                          reinforce_pp: token returns whitened over the batch
                          gae: the critic's values, decoupled GAE, whitened
   5. truncation mask     completions cut at the budget leave the loss (DAPO overlong filtering)
+  6. imitation weights   VAPO's positive-example LM loss on the samples with reward 1
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rlvr.algo import outcome_advantages
 from rlvr.algo.engine_mismatch import MISMATCH_CORRECTIONS, mismatch_kl
 from rlvr.algo.kl import kl_reward_penalty
 from rlvr.algo.gae import decoupled_gae, length_adaptive_lambda
+from rlvr.algo.imitation import positive_lm_weights
 from rlvr.algo.returns import masked_whiten, outcome_token_rewards, reinforce_pp_advantages
 from rlvr.algo.shaping import overlong_penalty, truncation_mask
 from rlvr.config import Config
@@ -86,7 +88,11 @@ def build_batch(groups: list[list[Scored]], config: Config, parts):
         truncated = torch.tensor([s.rollout.finish_reason == "length" for s in flat])
         mask = truncation_mask(truncated, mask)
         metrics["response/masked_truncated"] = float(truncated.sum())
-    return dataclasses.replace(batch, adv=adv * mask, completion_mask=mask, ref_logp=ref), metrics, critic
+    lm_weight = None
+    if a.positive_lm_coef:  # the verifier's reward, before shaping: "correct" means a full pass
+        lm_weight = positive_lm_weights(mask, torch.tensor([s.reward for s in flat]))
+    return (dataclasses.replace(batch, adv=adv * mask, completion_mask=mask, ref_logp=ref, lm_weight=lm_weight),
+            metrics, critic)
 
 
 def gae_with_critic(batch: Batch, rewards: torch.Tensor, penalty, config: Config, parts):
