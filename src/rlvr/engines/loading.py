@@ -8,12 +8,15 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.errors import ModelLoadError
+from rlvr.models.precision import use_fp32_head
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
-def load_model(path: str | Path, dtype: str = "float32") -> PreTrainedModel:
+def load_model(path: str | Path, dtype: str = "float32", fp32_head: bool = True) -> PreTrainedModel:
+    """The model in `dtype`; with `fp32_head` (and a dtype below float32) its LM head computes
+    in float32 (`rlvr.models.precision`)."""
     path = Path(path)
     _check_folder(path)
     try:
@@ -21,6 +24,8 @@ def load_model(path: str | Path, dtype: str = "float32") -> PreTrainedModel:
     except (OSError, ValueError, KeyError, RuntimeError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ModelLoadError(f"{path}: cannot load the model ({first})") from None
+    if fp32_head and DTYPES[dtype] != torch.float32:
+        use_fp32_head(model)
     return model
 
 

@@ -7,6 +7,7 @@ seed: nothing is lost, nothing is counted twice, and the run is the one it would
 
 Weights go through Ray's object store: `load_weights` puts the state dict once, and every
 worker loads it before its next chunk. (Across GPUs NCCL would be the faster path; not built.)
+With LoRA the state dict is the adapters only, and each worker wraps its model the same way.
 """
 
 from __future__ import annotations
@@ -29,12 +30,15 @@ def _ray():
 class RolloutWorker:
     """Runs in a Ray actor: loads the model from a local folder and samples on request."""
 
-    def __init__(self, model_path: str, dtype: str, threads: int):
+    def __init__(self, model_path: str, dtype: str, threads: int, fp32_head: bool = True, prepare=None):
         from rlvr.engines.hf import HFEngine
         from rlvr.engines.loading import load_model, load_tokenizer
 
         torch.set_num_threads(threads)
-        self.engine = HFEngine(load_model(model_path, dtype), load_tokenizer(model_path))
+        model = load_model(model_path, dtype, fp32_head)
+        # `prepare` (e.g. LoRA wrapping, rlvr.train.lora.engine_model) makes the worker's model
+        # the same shape as the trainer's, so the trainer's (adapter-only) weights fit it.
+        self.engine = HFEngine(prepare(model) if prepare is not None else model, load_tokenizer(model_path))
 
     def generate(self, rows: list[list[int]], params: SamplingParams, seed: int,
                  weights: dict | None, version: int) -> list[Rollout]:
@@ -50,8 +54,9 @@ class RolloutWorker:
 
 
 class RayEngine(Engine):
-    def __init__(self, model_path: str, tokenizer, *, dtype: str = "float32", workers: int = 1,
-                 address: str = "auto", seed: int = 0, threads_per_worker: int = 1):
+    def __init__(self, model_path: str, tokenizer, *, dtype: str = "float32", fp32_head: bool = True,
+                 workers: int = 1, address: str = "auto", seed: int = 0, threads_per_worker: int = 1,
+                 prepare_model=None):
         ray = _ray()
         if not ray.is_initialized():
             try:
@@ -62,7 +67,7 @@ class RayEngine(Engine):
         self.ray, self.tokenizer = ray, tokenizer
         self.generator = torch.Generator().manual_seed(seed)
         self._actor = ray.remote(num_cpus=0)(RolloutWorker)
-        self._spec = (model_path, dtype, threads_per_worker)
+        self._spec = (model_path, dtype, threads_per_worker, fp32_head, prepare_model)
         self.workers = [self._spawn() for _ in range(workers)]
         self.worker_versions = [0] * workers  # the version each worker holds (0: the folder's)
         self.weights_ref, self._version = None, 0

@@ -87,8 +87,8 @@ def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: P
     if o.backend == "ray":
         from rlvr.engines.ray_engine import RayEngine
 
-        return RayEngine(str(model_path), tokenizer, dtype=config.model.dtype, workers=o.rollout_workers,
-                         address=o.ray_address, seed=config.run.seed)
+        return RayEngine(str(model_path), tokenizer, dtype=config.model.dtype, fp32_head=config.model.fp32_head,
+                         workers=o.rollout_workers, address=o.ray_address, seed=config.run.seed)
     return HFEngine(copy.deepcopy(model), tokenizer, seed=config.run.seed)
 
 
@@ -97,7 +97,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     objective = objective_from(config)
     model_path = resolve_path(config.model.path, base)
     tokenizer = load_tokenizer(model_path)
-    model = load_model(weights_from or model_path, config.model.dtype)
+    model = load_model(weights_from or model_path, config.model.dtype, config.model.fp32_head)
     train_set, test_set = load_task(config, base)
     context = getattr(model.config, "max_position_embeddings", None)
     check_prompt_lengths(train_set + test_set, tokenizer, context,
@@ -105,7 +105,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     s = config.sampling
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
                               top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
-    ref_model = load_model(model_path, config.model.dtype).eval() if objective.needs_ref else None
+    ref_model = load_model(model_path, config.model.dtype, config.model.fp32_head).eval() if objective.needs_ref else None
     t = config.train
     trainer = Trainer(model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
                                                     max_grad_norm=t.max_grad_norm),

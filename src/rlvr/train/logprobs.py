@@ -9,17 +9,16 @@ from rlvr.types import Batch
 
 
 def completion_logits(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
-    """Logits (B, T, V) in float32 of the positions that predict the completion tokens.
-
-    The LM head output is cast to float32 whatever the model dtype (the fp32-head recipe knob
-    matters for bf16 models; for the fp32 tiny models it is a no-op).
+    """Logits (B, T, V) of the positions that predict the completion tokens, in the dtype the
+    model's head produces: float32 for a float32 model or one loaded with `model.fp32_head`
+    (`rlvr.models.precision`), else the model's dtype.
     """
     positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
     t = batch.completion_mask.shape[1]
     out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                 position_ids=positions, use_cache=False, logits_to_keep=t + 1)
     # logits_to_keep=t+1 keeps columns P-1 .. P+T-1; the last one predicts past the end.
-    return out.logits[:, :t, :].float()
+    return out.logits[:, :t, :]
 
 
 def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
