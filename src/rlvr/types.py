@@ -38,7 +38,10 @@ class Rollout:
     logprobs: tuple[float, ...]
     text: str
     finish_reason: FinishReason
-    policy_version: int = 0
+    policy_version: int = 0  # the version that produced the first token (the oldest)
+    # With in-flight weight updates, the version whose weights produced each token; empty when
+    # every token came from `policy_version`.
+    token_versions: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -44,3 +44,25 @@ def test_async_resume_continues(tmp_path):
 
     resume(result.folder.path, ["train.steps=6"])
     assert [m["step"] for m in result.folder.read_metrics()] == [1, 2, 3, 4, 5, 6]
+
+
+def test_inflight_updates_keep_the_bound_and_report_token_staleness(tmp_path):
+    rows = run(tmp_path, "inflight", "orchestrate.mode=async", "orchestrate.max_staleness=1",
+               "orchestrate.inflight_updates=true", "sampling.min_new_tokens=8")
+    assert [m["step"] for m in rows] == [1, 2, 3, 4, 5, 6]
+    for m in rows:
+        assert m["async/staleness_max"] <= 1
+        # tokens are never older than their sample's first token
+        assert 0 <= m["async/token_staleness_mean"] <= m["async/staleness_mean"] <= m["async/staleness_max"]
+        assert 0 <= m["async/inflight_mixed_frac"] <= 1
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["orchestrate.inflight_updates=true"], "needs orchestrate.mode = 'async'"),
+    (["orchestrate.inflight_updates=true", "orchestrate.mode=async", "orchestrate.backend=ray"], "in-process engine"),
+])
+def test_inflight_updates_incoherent_settings(tmp_path, extra, message):
+    from rlvr.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        load_config(REPO / "recipes" / "grpo.toml", [f"run.output_dir={tmp_path}", *extra])

@@ -24,6 +24,7 @@ class RunSection(Section):
 class ModelSection(Section):
     path: str = "models/tiny-arith"
     dtype: Literal["float32", "bfloat16"] = "float32"
+    engine: Literal["hf", "vllm"] = "hf"  # rollout engine: in-process transformers, or vLLM on a GPU (extra `vllm`)
     # Logits and log-probs in float32 whatever the model dtype (ScaleRL's FP32 LM head). Off,
     # they keep the model dtype (cheaper, noisier ratios in bfloat16).
     fp32_head: bool = True
@@ -257,6 +258,8 @@ def incoherences(c: Config):
         yield "orchestrate.rollout_workers > 1 needs orchestrate.backend = 'ray'"
     if c.orchestrate.inflight_updates and c.orchestrate.mode != "async":
         yield "orchestrate.inflight_updates needs orchestrate.mode = 'async'"
+    if c.orchestrate.inflight_updates and c.orchestrate.backend != "local":
+        yield "orchestrate.inflight_updates is built for the in-process engine only (backend = 'local')"
     r = c.reward
     if r.verifier == "rubric" and not r.rubric:
         yield "reward.verifier = 'rubric' needs at least one [[reward.rubric]] criterion"

@@ -3,6 +3,12 @@
 One decode step is one forward pass over the whole batch with the cache; finished rows keep
 being fed padding (cheaper than reshaping the cache) and the loop ends when all rows finish.
 
+In-flight weight updates (PipelineRL): when `weight_poll` is set, it is asked for new weights
+before every decode forward, and new ones are loaded at once; the running generation goes on
+under them, its KV cache (computed by the older weights) kept. Each token records the version
+of the weights whose forward gave the logits it was drawn from, and its log-prob is that
+forward's, so the objective's behaviour log-probs are the ones that really produced it.
+
 Log-probs: `Rollout.logprobs[t]` is log softmax(logits / temperature) at the sampled token,
 over the *full* vocabulary. With top_p < 1 the token was drawn from the truncated
 distribution, but the trainer recomputes exactly this untruncated quantity, so old and new
@@ -13,6 +19,7 @@ With temperature 0 (greedy) the log-probs are those of the untempered distributi
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
@@ -71,6 +78,8 @@ class HFEngine(Engine):
         self.max_batch = max_batch
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
         self._version = 0
+        # In-flight updates: returns (state_dict, version) when the trainer has new weights.
+        self.weight_poll: Callable[[], tuple[dict, int] | None] | None = None
         # transformers 5 renamed the forward argument `past_key_values` to `cache`.
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
@@ -118,15 +127,20 @@ class HFEngine(Engine):
         for t in range(params.max_new_tokens):
             banned = self.eos_id if t < params.min_new_tokens else None
             token, logp = sample_next(out.logits[:, -1, :], params, self.generator, banned)
-            tracker.record(token.cpu(), logp.cpu())
+            tracker.record(token.cpu(), logp.cpu(), self._version)
             if tracker.all_done() or t == params.max_new_tokens - 1:
                 break
             feed = torch.where(tracker.active.to(device), token, torch.full_like(token, self.pad_id))
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+            self._take_inflight_weights()
             out = self.model(input_ids=feed[:, None], attention_mask=mask, position_ids=next_pos,
                              use_cache=True, **{self._cache_kw: cache})
             next_pos = next_pos + 1
-        return tracker.rollouts(rows, self._version)
+        return tracker.rollouts(rows)
+
+    def _take_inflight_weights(self) -> None:
+        if self.weight_poll is not None and (new := self.weight_poll()) is not None:
+            self.load_weights(*new)
 
 
 class _Tracker:
@@ -135,15 +149,17 @@ class _Tracker:
     def __init__(self, n_rows: int, eos_id: int, params: SamplingParams, tokenizer: PreTrainedTokenizerBase):
         self.tokens: list[list[int]] = [[] for _ in range(n_rows)]
         self.logps: list[list[float]] = [[] for _ in range(n_rows)]
+        self.versions: list[list[int]] = [[] for _ in range(n_rows)]
         self.reasons = ["length"] * n_rows
         self.active = torch.ones(n_rows, dtype=torch.bool)
         self.eos_id, self.params, self.tokenizer = eos_id, params, tokenizer
 
-    def record(self, token: torch.Tensor, logp: torch.Tensor) -> None:
+    def record(self, token: torch.Tensor, logp: torch.Tensor, version: int) -> None:
         tok_list, logp_list = token.tolist(), logp.tolist()
         for i in torch.nonzero(self.active).flatten().tolist():
             self.tokens[i].append(tok_list[i])
             self.logps[i].append(logp_list[i])
+            self.versions[i].append(version)
             if tok_list[i] == self.eos_id or self._hit_stop(i):
                 self.reasons[i] = "stop"
                 self.active[i] = False
@@ -166,10 +182,16 @@ class _Tracker:
                 text = text[:cut]
         return text
 
-    def rollouts(self, rows: list[list[int]], version: int) -> list[Rollout]:
+    def rollouts(self, rows: list[list[int]]) -> list[Rollout]:
         return [
             Rollout(prompt_ids=tuple(rows[i]), completion_ids=tuple(self.tokens[i]),
                     logprobs=tuple(self.logps[i]), text=self.text_of(i),
-                    finish_reason=self.reasons[i], policy_version=version)
+                    finish_reason=self.reasons[i], policy_version=self.versions[i][0],
+                    token_versions=self._mixed_versions(i))
             for i in range(len(rows))
         ]
+
+    def _mixed_versions(self, i: int) -> tuple[int, ...]:
+        """Per-token versions when an in-flight update split this row, else () (one version)."""
+        v = self.versions[i]
+        return tuple(v) if v[0] != v[-1] else ()

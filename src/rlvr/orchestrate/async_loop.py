@@ -7,8 +7,11 @@ would bias training against long, hard prompts). The objective's importance rati
 engine's own sampling log-probs, so the stale batch is corrected like any off-policy batch.
 
 Weights reach the engine between batches: the trainer leaves a copy of its newest weights, and
-the producer loads it before it draws the next batch. A generation is never interrupted (no
-in-flight weight updates yet), so every token of a batch comes from one policy version.
+the producer loads it before it draws the next batch. With `orchestrate.inflight_updates`
+(PipelineRL) the engine also takes them between decode steps of a running generation, so a
+long completion continues under the newer weights; each token records the version that
+produced it and its own log-prob (see `rlvr.engines.hf`), which the objective uses as the
+behaviour log-prob. Without it every token of a batch comes from one policy version.
 
 With max_staleness = 0 the producer waits for each step's weights, and the run is the
 synchronous one, step for step and bit for bit with the same seed.
@@ -35,6 +38,8 @@ class AsyncLoop(SyncLoop):
         self.error: BaseException | None = None
         self.stopping = False
         self.engine_lock = threading.Lock()
+        if self.config.orchestrate.inflight_updates:
+            self.parts.engine.weight_poll = self._pop_new_weights
 
     @property
     def max_staleness(self) -> int:
@@ -55,9 +60,13 @@ class AsyncLoop(SyncLoop):
             self._load_new_weights()
             return super().evaluate(size)
 
-    def _load_new_weights(self) -> None:
+    def _pop_new_weights(self) -> tuple[dict, int] | None:
         with self.cond:
             pending, self.new_weights = self.new_weights, None
+        return pending
+
+    def _load_new_weights(self) -> None:
+        pending = self._pop_new_weights()
         if pending is not None:
             self.parts.engine.load_weights(pending[0], version=pending[1])
 

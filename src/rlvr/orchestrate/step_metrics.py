@@ -39,3 +39,19 @@ def sample_rows(groups: list[list[Scored]], step: int, limit: int) -> list[dict]
                          "completion": s.rollout.text, "finish": s.rollout.finish_reason,
                          "reward": s.reward, "reason": s.reason, "flags": list(s.flags)})
     return rows
+
+
+def staleness_metrics(groups: list[list[Scored]], trained_version: int) -> dict[str, float]:
+    """How many policy versions each sample lags the weights it is trained from.
+
+    A sample's staleness counts from its oldest token; with in-flight weight updates its later
+    tokens are fresher, which the token mean shows."""
+    rollouts = [s.rollout for g in groups for s in g]
+    if not rollouts:
+        return {}
+    per_sample = [trained_version - r.policy_version for r in rollouts]
+    per_token = [trained_version - v for r in rollouts
+                 for v in (r.token_versions or (r.policy_version,) * len(r.completion_ids))]
+    return {"async/staleness_mean": statistics.fmean(per_sample), "async/staleness_max": float(max(per_sample)),
+            "async/token_staleness_mean": statistics.fmean(per_token) if per_token else 0.0,
+            "async/inflight_mixed_frac": sum(bool(r.token_versions) for r in rollouts) / len(rollouts)}

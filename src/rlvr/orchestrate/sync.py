@@ -22,7 +22,7 @@ from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.run_folder import RunFolder
 from rlvr.orchestrate.scoring import score_groups
 from rlvr.orchestrate.tensorboard import TensorBoardLog
-from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows
+from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows, staleness_metrics
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
 from rlvr.tasks import PromptSampler
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
@@ -180,7 +180,9 @@ class SyncLoop:
         update_curriculum(self.curriculum, groups, counts)
         if self.curriculum is not None:
             counts.update(self.curriculum.metrics())
-        return Produced(groups, counts, timing["generate"], timing["score"], state, p.engine.policy_version)
+        # The oldest weights behind any token of the batch (in-flight updates mix versions).
+        oldest = min((s.rollout.policy_version for g in groups for s in g), default=p.engine.policy_version)
+        return Produced(groups, counts, timing["generate"], timing["score"], state, oldest)
 
     def critic_state(self) -> dict:
         critic = self.parts.critic
@@ -219,6 +221,7 @@ class SyncLoop:
         step_s = train_s + (wait_s if self.overlapped else produced.generate_s + produced.score_s)
         self.elapsed += step_s
         metrics.update(rollout_metrics(produced.groups))
+        metrics.update(staleness_metrics(produced.groups, self.step - 1))
         metrics.update({k: float(v) for k, v in produced.counts.items()})
         metrics.update(p.engine.stats())
         metrics.update(self.watch([s for g in produced.groups for s in g]))
