@@ -111,3 +111,18 @@ def test_monitor_warns_on_each_crossed_threshold_and_drift():
 def test_drift_rejects_bad_settings():
     with pytest.raises(ValueError):
         LengthDrift(window=1)
+
+
+def test_drift_window_survives_a_resume():
+    steps = [lengths(100, inc) for inc in (100, 100, 100, 130, 130, 130)]
+    unbroken = LengthDrift(window=6)
+    expected = [unbroken.update(m) for m in steps]
+    first = Monitor(drift=LengthDrift(window=6))
+    got = [first.check(m) for m in steps[:3]]
+    resumed = Monitor(drift=LengthDrift(window=6))
+    resumed.load_state_dict(first.state_dict())
+    got += [resumed.check(m) for m in steps[3:]]
+    assert [g[-1] if g else None for g in got] == expected
+    assert expected[-1] is not None  # the drift warning fires only with the window restored
+    fresh = Monitor(drift=LengthDrift(window=6))
+    assert not any(fresh.check(m) for m in steps[3:])

@@ -71,6 +71,8 @@ class SyncLoop:
         self.step, self.elapsed = state["step"], state["elapsed"]
         self.compute.update(state.get("compute", {}))
         self.best = state.get("best", self.best)
+        if "monitor" in state:  # checkpoints from before the monitor's window was saved lack it
+            self.monitor.load_state_dict(state["monitor"])
         if self.parts.critic is not None:
             self.parts.critic.model.load_state_dict(state["critic"])
             self.parts.critic.optimizer.load_state_dict(state["critic_optimizer"])
@@ -83,7 +85,8 @@ class SyncLoop:
 
     def checkpoint(self) -> None:
         state = {"optimizer": self.parts.trainer.optimizer.state_dict(), "elapsed": self.elapsed,
-                 "compute": dict(self.compute), "best": self.best, **self.critic_state(),
+                 "compute": dict(self.compute), "best": self.best, "monitor": self.monitor.state_dict(),
+                 **self.critic_state(),
                  **self.next_batch_state()}
         save_checkpoint(self.folder.checkpoints, self.step, self.parts.model, state, self.config.checkpoint.keep)
 

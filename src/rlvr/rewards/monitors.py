@@ -125,6 +125,13 @@ class LengthDrift:
                     f"while correct ones changed {grow_c:+.0%}")
         return None
 
+    def state_dict(self) -> dict:
+        """The window of past steps, so that a resumed run warns exactly as an unbroken one."""
+        return {"history": [list(h) for h in self.history]}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.history = deque((tuple(h) for h in state["history"]), maxlen=self.window)
+
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -159,6 +166,12 @@ class Monitor:
             warnings.append(warning)
         drift = self.drift.update(metrics)
         return warnings + ([drift] if drift else [])
+
+    def state_dict(self) -> dict:
+        return {"drift": self.drift.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.drift.load_state_dict(state["drift"])
 
     def _limits(self) -> dict[str, float | None]:
         t = self.thresholds
