@@ -19,8 +19,9 @@ $(VENV)/.installed: $(VENV)/.torch pyproject.toml
 	$(PY) -m pip install -e .
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.torch pyproject.toml
+$(VENV)/.installed-dev: $(VENV)/.torch pyproject.toml requirements/verl-reference.txt
 	$(PY) -m pip install -e ".[dev]"
+	$(PY) -m pip install --no-deps -r requirements/verl-reference.txt
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
