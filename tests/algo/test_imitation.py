@@ -1,4 +1,4 @@
-"""VAPO's positive-example LM loss (arXiv:2504.05118, eqs. 8-9): hand-computed values, the
+"""VAPO's positive-example LM loss (arXiv:2504.05118, eqs. 9-10): hand-computed values, the
 gradient it adds, and exact splitting over micro-batches."""
 
 from __future__ import annotations

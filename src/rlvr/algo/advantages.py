@@ -1,13 +1,13 @@
 """Advantage estimators for outcome rewards, as a chain of small steps.
 
-A group is the G completions of one prompt. GRPO (Shao et al. 2024, arXiv:2402.03300, eq. 3
-with outcome supervision) sets, for completion i of group g,
+A group is the G completions of one prompt. GRPO (Shao et al. 2024, arXiv:2402.03300, §4.1.2,
+outcome supervision; the advantage that eq. 3 uses) sets, for completion i of group g,
 
     A_i = (r_i - mean_g(r)) / (std_g(r) + eps)
 
 and gives every token of the completion that advantage. Dr. GRPO (Liu et al. 2025,
 arXiv:2503.20783) drops the division; ScaleRL (arXiv:2510.13786) divides by the batch std.
-RLOO (Ahmadian et al. 2024, arXiv:2402.14740, eq. 6; Kool et al. 2019) uses the mean of the
+RLOO (Ahmadian et al. 2024, arXiv:2402.14740, §2.3; Kool et al. 2019) uses the mean of the
 *other* G - 1 completions as the baseline. REINFORCE++ (arXiv:2501.03262) has no baseline here
 (`none`) and normalises token returns over the batch instead (`rlvr.algo.returns`).
 

@@ -2,10 +2,12 @@
 
 A prompt the policy already solves almost always gives a zero-variance group and costs
 generation for no gradient. After each visit, a prompt whose pass rate over its latest group
-exceeds the threshold (0.9) is retired for the rest of the run. The pass rate is that of the
-latest group, not of the whole history, because the policy of earlier visits is stale.
+reaches the threshold (the paper: "pass rate >= 0.9") is retired for the rest of the run.
+The paper speaks of a prompt's historical pass rate; rlvr takes that of the latest group,
+because the policy of earlier visits is stale (a prompt failed at step 10 and solved 8/8 at
+step 500 is solved now). This is a deliberate difference, tested.
 
-With G completions a prompt is retired when more than 0.9 G pass: all 8 of 8, or 15 of 16.
+With G completions a prompt is retired when at least 0.9 G pass: 8 of 8, 9 of 10, 15 of 16.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ class PassRateTracker:
     through a checkpoint, so a resumed run retires exactly the same prompts."""
 
     def __init__(self, threshold: float = 0.9, success: float = 1.0):
-        if not 0.0 <= threshold < 1.0:
-            raise ValueError(f"pass-rate threshold must be in [0, 1), got {threshold}")
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"pass-rate threshold must be in (0, 1], got {threshold}")
         self.threshold = threshold
         self.success = success  # a completion passes when its reward >= success
         self._last_rate: dict[str, float] = {}
@@ -34,7 +36,7 @@ class PassRateTracker:
         rate = sum(r >= self.success for r in rewards) / len(rewards)
         self._last_rate[key] = rate
         self._attempts[key] = self._attempts.get(key, 0) + len(rewards)
-        if rate > self.threshold and key not in self._retired:
+        if rate >= self.threshold and key not in self._retired:
             self._retired.add(key)
             return True
         return False

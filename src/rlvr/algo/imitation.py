@@ -1,7 +1,7 @@
-"""VAPO's positive-example LM loss (Yue et al. 2025, arXiv:2504.05118, §4.3, eqs. 8-9):
+"""VAPO's positive-example LM loss (Yue et al. 2025, arXiv:2504.05118, §4.3, eqs. 9-10):
 
-    L_NLL = -(1 / sum_{o in T} |o|) sum_{o in T} sum_t log pi(a_t | s_t)
-    L     = L_PPO + mu * L_NLL                                      (mu = 0.1 in the paper)
+    L_NLL = -(1 / sum_{o in T} |o|) sum_{o in T} sum_t log pi(a_t | s_t)      (eq. 9)
+    L     = L_PPO + mu * L_NLL                           (eq. 10; mu = 0.1 in the paper)
 
 T is the set of the batch's correct samples. The loss imitates them token by token, which
 sharpens the policy on what already works when rewards are sparse. `positive_lm_weights` gives

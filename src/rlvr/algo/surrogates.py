@@ -46,7 +46,7 @@ def dual_clip(
 ) -> tuple[Tensor, dict[str, Tensor]]:
     """Dual-clip PPO (Ye et al. 2020, arXiv:1912.09729, §3): for A < 0 the PPO objective is
     bounded below by c A, so a token whose ratio ran far above 1 cannot produce an unbounded
-    update (c > 1; the paper uses c = 3).
+    update (c > 1; c = 3 is verl's default, which we have not checked against the paper).
 
         loss_t = -max(min(r_t A_t, clip(r_t) A_t), c A_t)   if A_t < 0
         loss_t = -min(r_t A_t, clip(r_t) A_t)                otherwise

@@ -111,7 +111,7 @@ class SamplingSection(Section):
     overlong_cache: Optional[int] = Field(None, gt=0)  # DAPO soft punishment over the last N tokens
     mask_truncated: bool = False  # drop completions cut at max_new_tokens from the loss
     curriculum: Literal["none", "no_positive_resampling"] = "none"
-    retire_above: float = Field(0.9, gt=0, le=1)  # pass rate above which a prompt is retired
+    retire_at: float = Field(0.9, gt=0, le=1)  # a prompt whose pass rate reaches this is retired
 
 
 class AlgoSection(Section):

@@ -1,5 +1,5 @@
 """Which groups a step trains on: zero-variance filtering with refill (DAPO), and the
-no-positive-resampling curriculum (ScaleRL: a prompt whose pass rate exceeds 0.9 is retired).
+no-positive-resampling curriculum (ScaleRL: a prompt whose pass rate reaches 0.9 is retired).
 
 Nothing is dropped silently: every dropped group, extra generation round and retired prompt
 is counted in the step's metrics (docs/metrics.md).

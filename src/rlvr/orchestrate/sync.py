@@ -54,7 +54,7 @@ class SyncLoop:
         self.best = float("-inf")  # best value of eval.keep_best so far
         self.monitor, self.warnings = Monitor(drift=LengthDrift()), []
         s = config.sampling
-        self.curriculum = PassRateTracker(threshold=s.retire_above) if s.curriculum != "none" else None
+        self.curriculum = PassRateTracker(threshold=s.retire_at) if s.curriculum != "none" else None
 
     def resume_from_latest(self) -> int:
         """Load the newest checkpoint's loop state (weights were loaded by `build`)."""
