@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,18 +17,38 @@ from rlvr.engines import HFEngine, SamplingParams
 from rlvr.train.batching import collate
 from rlvr.train.logprobs import batch_logprobs
 
+TINY = Path(__file__).resolve().parents[2] / "models" / "tiny-arith"
+
 
 def _vllm_reason() -> str | None:
     if importlib.util.find_spec("vllm") is None:
         return "vllm is not installed (optional extra `vllm`)"
     if not torch.cuda.is_available():
         return "the vLLM engine needs a CUDA GPU"
-    return "the vLLM engine is not implemented yet (issue 6)"
+    return None
+
+
+_VLLM: dict = {}  # one vllm.LLM for the whole session: starting one takes tens of seconds
+
+
+def _vllm_engine(model, tok):
+    """A fresh VLLMEngine (version 0, its own generator) around the session's LLM, which holds
+    the shipped tiny model in float32 (test_new_weights_and_version reloads the same weights)."""
+    from rlvr.engines.vllm_engine import VLLMEngine, VLLMSettings, build_vllm_engine
+
+    if "engine" not in _VLLM:
+        settings = VLLMSettings(dtype="float32", gpu_memory_utilization=0.3, enforce_eager=True)
+        _VLLM["engine"] = build_vllm_engine(str(TINY), tok, seed=0, settings=settings,
+                                            context=model.config.max_position_embeddings)
+    first = _VLLM["engine"]
+    return VLLMEngine(first.llm, tok, first.sampling_params_cls, seed=0, context=first.context,
+                      weight_keys=model.state_dict().keys())
 
 
 ENGINES = {
     "hf": pytest.param(lambda model, tok: HFEngine(model, tok, seed=0), id="hf"),
-    "vllm": pytest.param(None, id="vllm", marks=pytest.mark.skip(reason=_vllm_reason() or "")),
+    "vllm": pytest.param(_vllm_engine, id="vllm", marks=pytest.mark.skipif(
+        _vllm_reason() is not None, reason=_vllm_reason() or "")),
 }
 
 

@@ -35,8 +35,9 @@ def train(args: argparse.Namespace) -> int:
         if not args.recipe:
             raise ConfigError("rlvr train needs a recipe (a file or a name from `rlvr recipes`)")
         result = run_training(load_config(find_recipe(args.recipe), args.overrides))
-    print(f"run folder: {result.folder.path}  (steps {result.steps}, {result.train_seconds / 60:.1f} min)")
-    print(f"reward curve: {result.folder.reward_curve}")
+    if result.folder.writes:  # the other ranks of an FSDP run stay silent
+        print(f"run folder: {result.folder.path}  (steps {result.steps}, {result.train_seconds / 60:.1f} min)")
+        print(f"reward curve: {result.folder.reward_curve}")
     return 0
 
 

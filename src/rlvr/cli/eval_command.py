@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rlvr.errors import ConfigError, DatasetError
 
@@ -21,7 +22,8 @@ HELP = "pass@k, maj@k, best-of-n, disagreements and a report for a model or a js
 def add_parser(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help=HELP, description=HELP + ". See docs/evaluation.md.")
     ev.add_argument("model", nargs="?", help="model folder (omit with --samples)")
-    ev.add_argument("--task", default="arithmetic", help="'arithmetic' (the demo's test split) or jsonl:PATH")
+    ev.add_argument("--task", default="arithmetic", help="'arithmetic' (the demo's test split), jsonl:PATH, or "
+                    "'humaneval' (164 problems, scored by the code verifier; also picks it for --samples)")
     ev.add_argument("--limit", type=int, help="evaluate only the first LIMIT prompts")
     ev.add_argument("--n", type=int, default=16, help="samples per prompt (default 16)")
     ev.add_argument("--k", help="comma-separated k values (default: powers of 2 up to n)")
@@ -58,8 +60,12 @@ def load_prompts(task: str, limit: int | None) -> list[Sample]:
         samples = arithmetic_splits(seed=0, test_size=500)[1]
     elif task.startswith("jsonl:"):
         samples = load_jsonl(task.removeprefix("jsonl:"))
+    elif task == "humaneval":
+        from rlvr.tasks.humaneval import humaneval_samples
+
+        samples = humaneval_samples()
     else:
-        raise ConfigError(f"--task {task!r}: expected 'arithmetic' or 'jsonl:PATH'")
+        raise ConfigError(f"--task {task!r}: expected 'arithmetic', 'jsonl:PATH' or 'humaneval'")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {limit}")
     return samples[:limit]
@@ -86,7 +92,11 @@ def sample_model(path: str, samples: list[Sample], args: argparse.Namespace,
     from rlvr.evaluate.evaluation import sample_groups
     from rlvr.orchestrate.components import check_prompt_lengths
 
-    tokenizer, model = load_tokenizer(tokenizer_folder(path, args.tokenizer)), load_model(path)
+    from rlvr.train.lora import is_adapter_checkpoint, load_merged
+
+    tokenizer = load_tokenizer(tokenizer_folder(path, args.tokenizer))
+    # A LoRA run's checkpoint holds adapters only: evaluated merged into the base it names.
+    model = load_merged(Path(path)) if is_adapter_checkpoint(Path(path)) else load_model(path)
     check_prompt_lengths(samples, tokenizer, getattr(model.config, "max_position_embeddings", None),
                          args.max_new_tokens)
     for s in samples:
@@ -160,13 +170,32 @@ def print_summary(output: EvalOutput, seconds: float) -> None:
     print(f"results: {output.results_file}\nreport:  {output.report}")
 
 
+@dataclass(frozen=True)
+class TaskScorer:
+    """A task's verifier, and the answer extractors that maj@k votes with (none for code)."""
+
+    verify: Callable
+    extract: tuple[str, ...]
+
+    def __call__(self, response: str, gold: str):
+        return self.verify(response, gold)
+
+
+def task_scorer(task: str) -> "MathVerifier | TaskScorer":
+    """The code verifier (sandboxed, default limits) for humaneval; the math verifier otherwise."""
+    from rlvr.rewards import CodeVerifier, MathVerifier
+
+    if task == "humaneval":
+        return TaskScorer(CodeVerifier(), extract=())
+    return MathVerifier()
+
+
 def run_eval(args: argparse.Namespace) -> int:
     from rlvr.evaluate.evaluation import write_evaluation
-    from rlvr.rewards import MathVerifier
 
     check_args(args)
     start = time.perf_counter()
-    verifier = MathVerifier()
+    verifier = task_scorer(args.task)
     groups, other, ks, settings = collect(args, verifier)
     output = write_evaluation(args.out, groups, ks, {**settings, "k": list(ks)}, compare_with=other, seed=args.seed)
     print_summary(output, time.perf_counter() - start)

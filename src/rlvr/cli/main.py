@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rlvr.cli import eval_command, fit_command, verify_command
+from rlvr.cli import audit_command, eval_command, fit_command, serve_command, verify_command
 from rlvr.errors import RlvrError
 
 EPILOG = """\
@@ -18,6 +18,8 @@ examples:
   rlvr recipes                               list the recipes
   rlvr eval models/tiny-arith --n 16 --k 1,4,16   pass@k, maj@k, disagreements, report.html
   rlvr fit runs/demo --x tokens              fit the reward-vs-compute sigmoid of a run
+  rlvr audit math                            run the reward-hack suite against a verifier
+  rlvr serve models/tiny-arith --port 8000   an OpenAI-compatible /v1/completions server (for judges)
 
 Every setting is `--set section.key=value`; see recipes/grpo.toml for the sections."""
 
@@ -39,6 +41,8 @@ def parser() -> argparse.ArgumentParser:
     eval_command.add_parser(sub)
     fit_command.add_parser(sub)
     verify_command.add_parser(sub)
+    audit_command.add_parser(sub)
+    serve_command.add_parser(sub)
     return ap
 
 
@@ -56,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return {"train": commands.train, "demo": commands.demo, "recipes": commands.recipes,
                 "eval": eval_command.run_eval, "fit": fit_command.run_fit,
-                "verify": verify_command.run_verify}[args.command](args)
+                "verify": verify_command.run_verify, "audit": audit_command.run_audit_command,
+                "serve": serve_command.run_serve}[args.command](args)
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2

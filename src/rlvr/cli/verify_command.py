@@ -27,7 +27,7 @@ MAX_LISTED = 20
 def add_parser(sub: argparse._SubParsersAction) -> None:
     ve = sub.add_parser("verify", help=HELP, description=HELP + ". See docs/rewards.md.")
     ve.add_argument("data", type=Path, help="jsonl file, one {prompt, response, gold} object a line")
-    ve.add_argument("--verifier", required=True, help="math, format, code or instructions")
+    ve.add_argument("--verifier", required=True, help="math, exact, format, code or instructions")
     ve.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
                     help="a verifier option, VALUE read as JSON if it parses, else as text (repeatable), "
                          "e.g. --option template=boxed --option strict=true")
@@ -122,11 +122,13 @@ class Result:
 
 def score_rows(verifier, rows: list[Row]) -> tuple[list[Result], list[tuple[int, str]]]:
     """Each row's verdict and check time; a gold the verifier rejects is a bad row, not a crash."""
+    from rlvr.rewards.calling import call_reward
+
     results, rejected = [], []
     for row in rows:
         start = time.perf_counter()
         try:
-            verdict = verifier(row.response, row.gold)
+            verdict = call_reward(verifier, row.response, row.gold, row.prompt)
         except RewardError as e:  # deliberate: one bad gold must not hide the other rows' scores
             rejected.append((row.line, f"gold rejected: {e}"))
             continue

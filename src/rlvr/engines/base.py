@@ -39,7 +39,12 @@ class Engine(abc.ABC):
 
     @abc.abstractmethod
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
-        """Replace the policy weights with the trainer's; `version` is its step count."""
+        """Replace the policy weights with the trainer's; `version` is its step count.
+
+        `state_dict` holds every weight of a full model; for an engine holding a LoRA model it
+        may hold only the adapter tensors (rlvr.train.lora.engine_weights), which is what the
+        loops send then. A key the model lacks, or a required key absent, raises
+        `WeightKeyError` (rules in rlvr.engines.weight_keys); no key is ignored silently."""
 
     @property
     @abc.abstractmethod

@@ -26,6 +26,7 @@ from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.engines.base import Engine, SamplingParams
 from rlvr.engines.loading import pad_token_id
+from rlvr.engines.weight_keys import check_weight_keys
 from rlvr.types import Rollout
 
 
@@ -89,7 +90,8 @@ class HFEngine(Engine):
         return self._version
 
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
-        self.model.load_state_dict(state_dict, strict=True)
+        check_weight_keys(state_dict, self.model.state_dict())  # strict, LoRA's partial dict allowed
+        self.model.load_state_dict(state_dict, strict=False)
         self._version = version
 
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:

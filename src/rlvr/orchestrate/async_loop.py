@@ -24,6 +24,7 @@ import time
 from collections import deque
 
 from rlvr.orchestrate.sync import Produced, SyncLoop
+from rlvr.train.lora import engine_weights
 
 
 class AsyncLoop(SyncLoop):
@@ -46,7 +47,7 @@ class AsyncLoop(SyncLoop):
         return self.config.orchestrate.max_staleness
 
     def sync_weights(self) -> None:
-        weights = {k: v.detach().clone() for k, v in self.parts.model.state_dict().items()}
+        weights = {k: v.detach().clone() for k, v in engine_weights(self.parts.model).items()}
         with self.cond:
             self.new_weights = (weights, self.step)
             self.cond.notify_all()

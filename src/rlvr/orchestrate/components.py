@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +19,8 @@ from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks import arithmetic_splits, load_jsonl
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.critic import CriticTrainer, ValueModel
+from rlvr.train.fsdp import FSDPTrainer
+from rlvr.train.lora import AdaptersOff, engine_copy, engine_model, load_adapters, wrap_lora
 from rlvr.types import Sample
 
 
@@ -48,6 +50,16 @@ def load_task(config: Config, base: Path) -> tuple[list[Sample], list[Sample]]:
     t = config.task
     if t.kind == "arithmetic":
         return arithmetic_splits(seed=t.seed, test_size=t.test_size, low=t.low, high=t.high, ops=t.ops)
+    if t.kind == "reasoning_gym":
+        from rlvr.tasks.reasoning_gym import gym_splits  # imports reasoning-gym (~1 s) only when asked
+
+        return gym_splits(t.gym_tasks, size=t.gym_size, seed=t.seed, test_size=t.test_size,
+                          verifier=None if config.reward.function else config.reward.verifier)
+    if t.kind == "humaneval":
+        # HumanEval is an evaluation set (all 164 problems are its test split); training on it
+        # would leak the benchmark, and an empty train split cannot feed the sampler.
+        raise ConfigError("task.kind = 'humaneval' has no training split (HumanEval is an evaluation set); "
+                          "train on another task and score with `rlvr eval --task humaneval` (docs/tasks.md)")
     train = load_jsonl(resolve_path(t.train_path, base))
     test = load_jsonl(resolve_path(t.test_path, base)) if t.test_path else []
     return train, test
@@ -82,14 +94,39 @@ def objective_from(config: Config) -> Objective:
 
 
 def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
-    """The in-process engine by default; Ray rollout actors with orchestrate.backend = 'ray'."""
+    """The in-process engine by default; vLLM with model.engine = 'vllm'; Ray rollout actors
+    with orchestrate.backend = 'ray'."""
     o = config.orchestrate
+    if config.model.engine == "vllm":
+        from rlvr.engines.vllm_engine import VLLMSettings, build_vllm_engine, check_vllm_settings
+
+        check_vllm_settings(backend=o.backend, top_p=config.sampling.top_p, mismatch=config.algo.mismatch,
+                            lora_rank=config.model.lora_rank)
+        return build_vllm_engine(str(model_path), tokenizer, seed=config.run.seed,
+                                 context=getattr(model.config, "max_position_embeddings", None),
+                                 weight_keys=model.state_dict().keys(), settings=VLLMSettings(dtype=config.model.dtype))
     if o.backend == "ray":
         from rlvr.engines.ray_engine import RayEngine
 
+        m = config.model
+        prepare = functools.partial(engine_model, settings=m, base_path=str(model_path),
+                                    seed=config.run.seed) if m.lora_rank else None
         return RayEngine(str(model_path), tokenizer, dtype=config.model.dtype, fp32_head=config.model.fp32_head,
-                         workers=o.rollout_workers, address=o.ray_address, seed=config.run.seed)
-    return HFEngine(copy.deepcopy(model), tokenizer, seed=config.run.seed)
+                         workers=o.rollout_workers, address=o.ray_address, seed=config.run.seed,
+                         prepare_model=prepare)
+    return HFEngine(engine_copy(model), tokenizer, seed=config.run.seed)
+
+
+def load_policy(config: Config, model_path: Path, weights_from: Path | None) -> PreTrainedModel:
+    """The policy to train: the base weights, or a checkpoint's. With model.lora_rank > 0 the
+    base model wrapped with adapters (rlvr.train.lora), a checkpoint's adapters loaded on resume."""
+    m = config.model
+    if not m.lora_rank:
+        return load_model(weights_from or model_path, m.dtype, m.fp32_head)
+    policy = wrap_lora(load_model(model_path, m.dtype, m.fp32_head), m, model_path, seed=config.run.seed)
+    if weights_from is not None:
+        load_adapters(policy, weights_from)
+    return policy
 
 
 def build(config: Config, base: Path, weights_from: Path | None = None) -> Components:
@@ -97,7 +134,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     objective = objective_from(config)
     model_path = resolve_path(config.model.path, base)
     tokenizer = load_tokenizer(model_path)
-    model = load_model(weights_from or model_path, config.model.dtype, config.model.fp32_head)
+    model = load_policy(config, model_path, weights_from)
     train_set, test_set = load_task(config, base)
     context = getattr(model.config, "max_position_embeddings", None)
     check_prompt_lengths(train_set + test_set, tokenizer, context,
@@ -105,17 +142,24 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     s = config.sampling
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
                               top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
-    ref_model = load_model(model_path, config.model.dtype, config.model.fp32_head).eval() if objective.needs_ref else None
+    lora = config.model.lora_rank > 0
+    ref_model = load_model(model_path, config.model.dtype, config.model.fp32_head).eval() if objective.needs_ref and not lora else None
+    if objective.needs_ref and lora:
+        ref_model = AdaptersOff(model)  # the base weights, without a second copy
+    engine = make_engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
-    trainer = Trainer(model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
-                                                    max_grad_norm=t.max_grad_norm),
-                      micro_batch_size=t.micro_batch_size, temperature=s.temperature)
-    engine = make_engine(config, model, tokenizer, model_path)
+    trainer = (FSDPTrainer if t.fsdp else Trainer)(
+        model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
+                                      max_grad_norm=t.max_grad_norm),
+        micro_batch_size=t.micro_batch_size, temperature=s.temperature)
     critic = None
     if config.algo.advantage == "gae":
         cr = config.critic
         critic = CriticTrainer(ValueModel(model), lr=cr.lr, loss=cr.value_loss, clip_eps=cr.value_clip,
                                micro_batch_size=t.micro_batch_size, max_grad_norm=t.max_grad_norm)
     torch.manual_seed(config.run.seed)
-    return Components(model, ref_model, tokenizer, engine, trainer, build_reward_fn(config.reward),
+    # Model-based rewards (RLPR) read the weights that generated the batch: the in-process
+    # engine's copy, which the async trainer thread does not touch while scoring runs.
+    policy = (engine.model if isinstance(engine, HFEngine) else model, tokenizer)
+    return Components(model, ref_model, tokenizer, engine, trainer, build_reward_fn(config.reward, policy),
                       train_set, test_set, sampling, critic)

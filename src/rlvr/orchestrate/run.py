@@ -13,10 +13,11 @@ from rlvr.errors import ConfigError
 from rlvr.orchestrate.components import build
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
-from rlvr.orchestrate.run_folder import RunFolder
+from rlvr.orchestrate.run_folder import RunFolder, SilentRunFolder
 from rlvr.orchestrate.async_loop import AsyncLoop
 from rlvr.orchestrate.sync import SyncLoop
 from rlvr.train.checkpoint import list_checkpoints
+from rlvr.train.distributed import join_process_group
 
 
 def repo_root() -> Path:
@@ -53,16 +54,20 @@ def open_loop(config: Config, folder: RunFolder, resume: bool) -> SyncLoop:
 
 def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False) -> RunResult:
     """Run (or continue) training to `train.steps`; with `eval_full`, measure greedy accuracy
-    on the whole test split before and after."""
+    on the whole test split before and after. Under `train.fsdp` every rank runs this; rank 0
+    alone writes the run folder and prints."""
+    ranks = join_process_group(config)
+    writer = RunFolder if ranks is None or ranks.is_main else SilentRunFolder
     if resume_dir is not None:
-        folder = RunFolder(resume_dir)
+        folder = writer(resume_dir)
         if not folder.config.is_file():
             raise ConfigError(f"{resume_dir}: no config.toml here, so there is no run to resume")
     else:
-        folder = new_run_folder(config)
+        folder = new_run_folder(config) if writer is RunFolder else writer(Path(config.run.output_dir) / config.run.name)
     hf_logging.disable_progress_bar()  # a bar for every checkpoint save would bury ours
     loop = open_loop(config, folder, resume=resume_dir is not None)
-    display = ProgressDisplay(config.train.steps, config.log.progress, first_step=loop.step + 1)
+    display = ProgressDisplay(config.train.steps, config.log.progress if folder.writes else "none",
+                              first_step=loop.step + 1)
     result = RunResult(folder=folder, steps=loop.step, train_seconds=0.0)
     if eval_full:
         result.accuracy_before = loop.evaluate(size=len(loop.parts.test_set))
@@ -75,7 +80,8 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
     if eval_full:
         result.accuracy_after = loop.evaluate(size=len(loop.parts.test_set))
     result.steps, result.train_seconds = loop.step, loop.elapsed
-    plot_reward_curve(folder.read_metrics(), folder.reward_curve, accuracy_before=result.accuracy_before)
+    if folder.writes:
+        plot_reward_curve(folder.read_metrics(), folder.reward_curve, accuracy_before=result.accuracy_before)
     return result
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 
 class RunFolder:
+    writes = True  # False on the ranks of an FSDP run other than 0 (see SilentRunFolder)
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.config = self.path / "config.toml"
@@ -45,6 +47,25 @@ class RunFolder:
         if not self.metrics.exists():
             return []
         return [json.loads(line) for line in self.metrics.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class SilentRunFolder(RunFolder):
+    """The run folder as seen by the ranks of an FSDP run other than 0: it reads the files
+    rank 0 writes (checkpoints on resume), and writes nothing."""
+
+    writes = False
+
+    def create(self, config_toml: str) -> None:
+        pass
+
+    def append_metrics(self, row: dict[str, Any]) -> None:
+        pass
+
+    def append_samples(self, rows: list[dict[str, Any]]) -> None:
+        pass
+
+    def truncate_after(self, step: int) -> None:
+        pass
 
 
 def _step_of(line: str) -> int:

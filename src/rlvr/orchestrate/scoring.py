@@ -1,9 +1,18 @@
 """Score rollouts with the task's reward function, counting every failure.
 
-A reward function is any callable `(response, gold) -> Verdict | float`. When it raises or
-returns a non-finite or out-of-range value, `on_error="fail"` stops the run with one line that
-names the function and the sample, and `on_error="zero"` scores the sample 0 and counts it in
-`reward/errors`: a sample is never dropped without a counted metric.
+A reward function is any callable `(response, gold) -> Verdict | float`. One that also reads
+the prompt (a judge, rules, a rubric with judge criteria, the probability reward) says so with
+a class or function attribute `needs_prompt = True` and is called as
+`fn(response, gold, prompt=...)` (`rlvr.rewards.calling`, shared with evaluation); plain
+`(response, gold)` functions are called as before.
+When it raises or returns a non-finite or out-of-range value, `on_error="fail"` stops the run
+with one line that names the function and the sample, and `on_error="zero"` scores the sample 0
+and counts it in `reward/errors`: a sample is never dropped without a counted metric.
+
+A verdict that keeps per-part scores (a `CompositeVerdict`: rubric, rules, compositions) adds
+`reward/component/<name>` to the counts as a `RunningMean`, the mean of that part's score over
+the completions scored this step; it stays a mean when rounds of counts are summed (dynamic
+sampling's refill) and becomes a plain float in the metrics line.
 """
 
 from __future__ import annotations
@@ -11,20 +20,31 @@ from __future__ import annotations
 import importlib
 import math
 from collections import Counter
+from dataclasses import dataclass
 from typing import Callable
 
 from rlvr.config.schema import RewardSection
 from rlvr.errors import ConfigError, RewardError
-from rlvr.rewards import VERIFIERS, Verdict
+from rlvr.rewards import VERIFIERS, CompositeVerdict, Verdict
+from rlvr.rewards.calling import call_reward
 from rlvr.rewards.sandbox.types import Limits
 from rlvr.types import Rollout, Sample, Scored
 
 RewardFn = Callable[[str, str], "Verdict | float"]
 
 
-def build_reward_fn(section: RewardSection) -> RewardFn:
+def build_reward_fn(section: RewardSection, policy=None) -> RewardFn:
+    """The run's reward function. `policy` = (model, tokenizer) of the policy, needed by the
+    probability reward (it scores with the current weights); the others ignore it.
+    `components.build` passes the in-process engine's copy when there is one: it holds the
+    weights that generated the batch and only the scoring thread touches it (in the async loop
+    the trainer's model is being updated on another thread meanwhile)."""
     if section.function:
         return import_function(section.function)
+    from rlvr.orchestrate.model_rewards import MODEL_REWARDS  # judges load torch models
+
+    if section.verifier in MODEL_REWARDS:
+        return MODEL_REWARDS[section.verifier](section, policy)
     try:
         return VERIFIERS[section.verifier](**VERIFIER_OPTIONS[section.verifier](section))
     except ValueError as e:
@@ -37,6 +57,7 @@ VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
     "format": lambda r: {"template": r.format_template, "strict": r.format_strict},
     "code": lambda r: {"limits": Limits(wall_s=r.timeout_s), "workers": r.code_workers},
     "instructions": lambda r: {"strict": r.instructions_strict},
+    "exact": lambda r: {},
 }
 
 
@@ -59,7 +80,7 @@ def score_one(fn: RewardFn, sample: Sample, rollout: Rollout) -> Verdict:
     """Call the reward function once; raise RewardError on any failure."""
     name = getattr(fn, "__name__", type(fn).__name__)
     try:
-        out = fn(rollout.text, sample.answer)
+        out = call_reward(fn, rollout.text, sample.answer, sample.prompt)
     except Exception as e:  # user code: any failure is reported with where it happened
         raise RewardError(f"reward function {name} raised {type(e).__name__}: {e} (sample {sample.source})") from None
     verdict = out if isinstance(out, Verdict) else Verdict(score=_as_float(out, name, sample), reason="")
@@ -76,7 +97,8 @@ def _as_float(out: object, name: str, sample: Sample) -> float:
 
 def score_groups(fn: RewardFn, samples: list[Sample], rollouts: list[list[Rollout]],
                  on_error: str) -> tuple[list[list[Scored]], Counter]:
-    """Score every rollout; returns the scored groups and the counts of errors."""
+    """Score every rollout; returns the scored groups and the counts of errors and flags, with
+    the per-component means of composite verdicts (`reward/component/<name>`)."""
     counts: Counter = Counter()
     groups = []
     for sample, group in zip(samples, rollouts):
@@ -90,6 +112,28 @@ def score_groups(fn: RewardFn, samples: list[Sample], rollouts: list[list[Rollou
                 counts["reward/errors"] += 1
                 v = Verdict(score=0.0, reason=f"error: {e}", flags=("error",))
             counts.update(f"reward/flag_{f}" for f in v.flags)
+            if isinstance(v, CompositeVerdict):
+                counts.update({f"reward/component/{n}": RunningMean(s, 1) for n, s in v.details})
             scored.append(Scored(sample=sample, rollout=r, reward=v.score, reason=v.reason, flags=v.flags))
         groups.append(scored)
     return groups, counts
+
+
+@dataclass(frozen=True)
+class RunningMean:
+    """A mean that survives `Counter.update` (which adds values): sums add, `float` divides."""
+
+    total: float
+    n: int
+
+    def __add__(self, other: RunningMean | int) -> RunningMean:
+        if isinstance(other, RunningMean):
+            return RunningMean(self.total + other.total, self.n + other.n)
+        if other == 0:  # Counter.update adds to a missing key's 0
+            return self
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __float__(self) -> float:
+        return self.total / self.n

@@ -26,6 +26,7 @@ from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows, stalenes
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
 from rlvr.tasks import PromptSampler
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
+from rlvr.train.lora import engine_weights
 from rlvr.types import Scored
 
 
@@ -63,7 +64,7 @@ class SyncLoop:
             self.folder.truncate_after(0)
             return 0
         state = load_state(found[-1])
-        self.parts.trainer.optimizer.load_state_dict(state["optimizer"])
+        self.parts.trainer.load_optimizer_state(state["optimizer"])
         self.parts.engine.generator.set_state(state["engine_rng"])
         self.sampler.load_state(state["sampler"])
         if self.curriculum is not None:
@@ -81,14 +82,22 @@ class SyncLoop:
         return self.step
 
     def sync_weights(self) -> None:
-        self.parts.engine.load_weights(self.parts.model.state_dict(), version=self.step)
+        fsdp = self.config.train.fsdp  # the shards gathered on every rank (LoRA is refused with FSDP)
+        weights = self.parts.trainer.full_state_dict() if fsdp else engine_weights(self.parts.model)
+        self.parts.engine.load_weights(weights, version=self.step)
 
     def checkpoint(self) -> None:
-        state = {"optimizer": self.parts.trainer.optimizer.state_dict(), "elapsed": self.elapsed,
+        state = {"optimizer": self.parts.trainer.optimizer_state(), "elapsed": self.elapsed,
                  "compute": dict(self.compute), "best": self.best, "monitor": self.monitor.state_dict(),
                  **self.critic_state(),
                  **self.next_batch_state()}
-        save_checkpoint(self.folder.checkpoints, self.step, self.parts.model, state, self.config.checkpoint.keep)
+        self.save(self.folder.checkpoints, state, self.config.checkpoint.keep)
+
+    def save(self, root, state: dict, keep: int) -> None:
+        """Under FSDP every rank gathers the weights (a collective) and rank 0 alone writes."""
+        weights = self.parts.trainer.full_state_dict() if self.config.train.fsdp else None
+        if self.folder.writes:
+            save_checkpoint(root, self.step, self.parts.model, state, keep, weights=weights)
 
     def next_batch_state(self) -> dict:
         """The loop state from which the next batch to train on will be drawn."""
@@ -101,7 +110,7 @@ class SyncLoop:
 
     def run(self, display: ProgressDisplay) -> None:
         c = self.config
-        board = TensorBoardLog(self.folder.path / "tensorboard") if c.log.tensorboard else None
+        board = TensorBoardLog(self.folder.path / "tensorboard") if c.log.tensorboard and self.folder.writes else None
         try:
             self._run(display, board)
         finally:
@@ -146,7 +155,7 @@ class SyncLoop:
             return
         self.best = metrics[name]
         state = {"metric": name, "value": self.best}
-        save_checkpoint(self.folder.path / "best_checkpoint", self.step, self.parts.model, state, keep=1)
+        self.save(self.folder.path / "best_checkpoint", state, keep=1)
 
     def should_eval(self) -> bool:
         e = self.config.eval

@@ -10,6 +10,7 @@ from typing import Callable
 
 from rlvr.rewards.code_verifier import CodeVerifier
 from rlvr.rewards.compose import Composite, CompositeVerdict
+from rlvr.rewards.exact_verifier import ExactVerifier
 from rlvr.rewards.format_verifier import FormatVerifier
 from rlvr.rewards.instructions import InstructionVerifier
 from rlvr.rewards.math_verifier import MathVerifier
@@ -21,6 +22,7 @@ VERIFIERS: dict[str, Callable[..., object]] = {
     "code": CodeVerifier,
     "format": FormatVerifier,
     "instructions": InstructionVerifier,
+    "exact": ExactVerifier,
 }
 
-__all__ = ["VERIFIERS", "CodeVerifier", "Composite", "CompositeVerdict", "FormatVerifier", "InstructionVerifier", "MathVerifier", "Verdict", "VerifierTimeout", "run_with_time_limit"]
+__all__ = ["VERIFIERS", "CodeVerifier", "Composite", "CompositeVerdict", "ExactVerifier", "FormatVerifier", "InstructionVerifier", "MathVerifier", "Verdict", "VerifierTimeout", "run_with_time_limit"]

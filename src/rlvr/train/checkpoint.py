@@ -29,13 +29,15 @@ def set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
 
 
-def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[str, Any], keep: int) -> Path:
-    """Write `root/step_{step}` atomically and delete all but the newest `keep`."""
+def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[str, Any], keep: int,
+                    weights: dict[str, torch.Tensor] | None = None) -> Path:
+    """Write `root/step_{step}` atomically and delete all but the newest `keep`. `weights`, when
+    given, are saved in place of the model's own state dict (the gathered shards under FSDP)."""
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"step_{step}"
     tmp = root / f".step_{step}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp, safe_serialization=True)
+    model.save_pretrained(tmp, safe_serialization=True, state_dict=weights)
     torch.save({**state, "step": step, "rng": rng_state()}, tmp / "state.pt")
     if final.exists():
         shutil.rmtree(final)

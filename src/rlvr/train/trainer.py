@@ -36,8 +36,8 @@ class Trainer:
         self.optim = optim
         self.micro_batch_size = micro_batch_size
         self.temperature = temperature
-        self.optimizer = torch.optim.AdamW(
-            model.parameters(), lr=optim.lr, betas=optim.betas, eps=optim.eps,
+        self.optimizer = torch.optim.AdamW(  # frozen weights (LoRA's base) are not its business
+            [p for p in model.parameters() if p.requires_grad], lr=optim.lr, betas=optim.betas, eps=optim.eps,
             weight_decay=optim.weight_decay,
         )
 
@@ -49,26 +49,45 @@ class Trainer:
         weights = self.objective.weights(batch.completion_mask, batch.group_ids)
         sums: dict[str, float] = defaultdict(float)
         for index in torch.arange(batch.input_ids.shape[0]).split(self.micro_batch_size):
-            micro, w = batch.rows(index), weights[index]
-            t0 = time.perf_counter()
-            logits = completion_logits(self.model, micro)
-            logp = token_logprobs(logits, micro.input_ids[:, micro.prompt_len:], self.temperature)
-            entropy = token_entropy(logits, self.temperature, with_grad=self.objective.needs_entropy_grad)
-            loss, metrics = self.objective.loss(logp, micro, w, entropy=entropy)
-            t1 = time.perf_counter()
-            loss.backward()
-            sums["time/train_forward_s"] += t1 - t0
-            sums["time/backward_s"] += time.perf_counter() - t1
-            sums["loss/policy"] += float(loss.detach())
-            for name, value in metrics.items():
-                sums[name] += float(value)
+            self.micro_step(batch.rows(index), weights[index], sums)
         return dict(sums)
+
+    def micro_step(self, micro: Batch, w: torch.Tensor, sums: dict[str, float]) -> None:
+        """Forward and backward of one micro-batch with its rows `w` of the full-batch
+        weights; adds its loss, metrics and timings to `sums`."""
+        t0 = time.perf_counter()
+        logits = completion_logits(self.model, micro)
+        logp = token_logprobs(logits, micro.input_ids[:, micro.prompt_len:], self.temperature)
+        entropy = token_entropy(logits, self.temperature, with_grad=self.objective.needs_entropy_grad)
+        loss, metrics = self.objective.loss(logp, micro, w, entropy=entropy)
+        t1 = time.perf_counter()
+        loss.backward()
+        sums["time/train_forward_s"] += t1 - t0
+        sums["time/backward_s"] += time.perf_counter() - t1
+        sums["loss/policy"] += float(loss.detach())
+        for name, value in metrics.items():
+            sums[name] += float(value)
+
+    def clip_gradients(self) -> torch.Tensor:
+        """Clip to `max_grad_norm`; returns the norm before clipping (a plain scalar tensor)."""
+        return torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.max_grad_norm)
+
+    def full_state_dict(self) -> dict[str, torch.Tensor]:
+        """The model's whole weights, for the engine and checkpoints (FSDP gathers them)."""
+        return self.model.state_dict()
+
+    def optimizer_state(self) -> dict:
+        """The optimizer state as `torch.optim` writes it for the unsharded model."""
+        return self.optimizer.state_dict()
+
+    def load_optimizer_state(self, state: dict) -> None:
+        self.optimizer.load_state_dict(state)
 
     def step(self, batch: Batch) -> dict[str, float]:
         """One optimiser step on the batch."""
         metrics = self.accumulate_gradients(batch)
         t0 = time.perf_counter()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.max_grad_norm)
+        grad_norm = self.clip_gradients()
         if not torch.isfinite(grad_norm):
             raise FloatingPointError(f"gradient norm is {float(grad_norm)}; refusing to apply the step")
         self.optimizer.step()

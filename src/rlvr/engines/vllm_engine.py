@@ -1,0 +1,237 @@
+"""The vLLM engine: rollouts from one `vllm.LLM` on a CUDA GPU (optional extra `vllm`).
+
+NOT YET RUN ON A GPU in this project: it was written against vLLM's source and docs (0.27 to
+0.32, the releases that pin torch 2.13) on a machine without a GPU. The conversion of vLLM's
+outputs, the seeds and the settings checks are tested here with fake objects shaped like
+vLLM's; `benchmarks/gpu_vllm_check.py` runs the engine contract on a GPU.
+
+Importing this module never imports vllm; `build_vllm_engine` does, and turns a missing vllm or
+a missing GPU into a ConfigError.
+
+Log-probs. vLLM runs with `logprobs_mode="processed_logprobs"` and every request asks for
+`logprobs=0` (the sampled token's log-prob only), so `Rollout.logprobs[t]` is log mu(y_t), the
+log-prob of the sampled token under the distribution vLLM actually sampled from: log softmax of
+the float32 logits after EOS masking (min_tokens), temperature and top-p truncation,
+renormalised over the tokens top-p kept. Against rlvr's convention (hf.py: log softmax(logits /
+T) over the full vocabulary):
+  - top_p = 1 and past min_new_tokens: the same quantity, up to kernel numerics (bf16 weights,
+    vLLM's attention kernels).
+  - top_p < 1: larger by -log(mass kept by top-p) on each token. This is the true behaviour
+    probability, so rlvr corrects it exactly with `algo.mismatch = "token_tis"` (or
+    "sequence_tis"): the trainer recomputes pi_old over the full vocabulary and weights each
+    token by min(pi_old / mu, C). `check_vllm_settings` refuses top_p < 1 with mismatch "none".
+  - the first min_new_tokens tokens: renormalised without EOS (HFEngine reports EOS's mass).
+  - temperature 0: log softmax(logits), untempered, as in HFEngine.
+(vLLM's default, "raw_logprobs", is log softmax(logits) before temperature: wrong for T != 1.)
+
+Weights. `load_weights` sends the trainer's tensors (on the CPU, so that they can cross into
+vLLM's engine-core process) to the worker through `LLM.collective_rpc`, where
+`WorkerWeightLoader` (vLLM's `worker_extension_cls`) hands them to the model's own
+`load_weights`, which copies them in place (fusing q/k/v and gate/up as vLLM lays them out);
+then the prefix cache, computed with the old weights, is dropped. No restart.
+
+Server mode (an OpenAI-compatible vLLM server at a URL, weights over NCCL): not built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import torch
+
+from rlvr.engines.base import Engine, SamplingParams
+from rlvr.engines.weight_keys import WeightKeyError, check_weight_keys
+from rlvr.errors import ConfigError, RlvrError
+from rlvr.types import Rollout
+
+WORKER_EXTENSION = "rlvr.engines.vllm_engine.WorkerWeightLoader"
+SEED_LIMIT = 2**31  # vLLM gives child j of a request seed + j; all stay below this
+
+
+def require_vllm():
+    """The vllm module, or a ConfigError naming what is missing (the package, or a GPU)."""
+    try:
+        import vllm
+    except ImportError as e:
+        raise ConfigError(f"model.engine = 'vllm' needs vLLM, which cannot be imported ({e}): "
+                          "install the extra `vllm` (pip install 'rlvr[vllm]') or set model.engine = 'hf'") from None
+    if not torch.cuda.is_available():
+        raise ConfigError("model.engine = 'vllm' needs a CUDA GPU, and torch sees none "
+                          "(torch.cuda.is_available() is False); set model.engine = 'hf'")
+    return vllm
+
+
+def check_vllm_settings(*, backend: str, top_p: float, mismatch: str, lora_rank: int) -> None:
+    """Settings the vLLM engine cannot honour, as a ConfigError (checked before vllm loads)."""
+    if backend != "local":
+        raise ConfigError(f"model.engine = 'vllm' runs in this process; orchestrate.backend = {backend!r} "
+                          "(Ray workers with vLLM) is not built")
+    if lora_rank > 0:
+        raise ConfigError("model.engine = 'vllm' with model.lora_rank > 0 is not built "
+                          "(the engine would need vLLM's LoRA adapters); use model.engine = 'hf'")
+    if top_p < 1 and mismatch == "none":
+        raise ConfigError(f"model.engine = 'vllm' with sampling.top_p = {top_p} reports log-probs of the "
+                          "truncated distribution, which differ from the trainer's: set algo.mismatch = "
+                          "'token_tis' (or 'sequence_tis') to correct for it")
+
+
+def draw_seeds(generator: torch.Generator, n_prompts: int, n: int) -> list[int]:
+    """One vLLM seed per prompt from rlvr's generator, so a run's rollouts follow from
+    run.seed and the generator's state (checkpointed like HFEngine's). vLLM seeds the j-th of
+    the n samples with seed + j, hence the bound."""
+    return torch.randint(0, SEED_LIMIT - n, (n_prompts,), generator=generator).tolist()
+
+
+def vllm_sampling_kwargs(params: SamplingParams, n: int, seed: int) -> dict[str, Any]:
+    """Keyword arguments of `vllm.SamplingParams` for rlvr's `params`."""
+    return {
+        "n": n,
+        "temperature": params.temperature,
+        "top_p": params.top_p,
+        "max_tokens": params.max_new_tokens,
+        "min_tokens": params.min_new_tokens,
+        "stop": list(params.stop),
+        "seed": seed,
+        "logprobs": 0,  # the sampled token's log-prob, nothing more
+        # vLLM checks stop strings on its own detokenised text; without any, skip that work.
+        "detokenize": bool(params.stop),
+    }
+
+
+def completion_text(tokenizer, ids: Sequence[int], stop: Sequence[str]) -> str:
+    """The completion's text as HFEngine makes it: special tokens (EOS) dropped, cut before the
+    first stop string. Decoded here rather than taken from vLLM so both engines agree."""
+    text = tokenizer.decode(list(ids), skip_special_tokens=True)
+    for s in stop:
+        cut = text.find(s)
+        if cut >= 0:
+            text = text[:cut]
+    return text
+
+
+def rollout_from_completion(completion, prompt_ids: Sequence[int], *, tokenizer, eos_id: int,
+                            stop: Sequence[str], version: int) -> Rollout:
+    """One `vllm.CompletionOutput` → a Rollout. vLLM keeps the EOS token in `token_ids` (and
+    gives it a log-prob) when it stopped on it, which is rlvr's convention too; anything else
+    is an error, never patched up."""
+    ids = tuple(int(t) for t in completion.token_ids)
+    reason = completion.finish_reason
+    if reason not in ("stop", "length"):
+        raise RlvrError(f"vLLM finished a completion with reason {reason!r} (expected 'stop' or 'length')")
+    steps = completion.logprobs
+    if steps is None or len(steps) != len(ids):
+        got = "none" if steps is None else len(steps)
+        raise RlvrError(f"vLLM returned {got} log-prob entries for {len(ids)} tokens (was logprobs=0 sent?)")
+    try:
+        logprobs = tuple(float(step[tok].logprob) for step, tok in zip(steps, ids))
+    except KeyError as e:
+        raise RlvrError(f"vLLM's log-probs lack the sampled token {e}") from None
+    stopped_on_eos = reason == "stop" and getattr(completion, "stop_reason", None) is None
+    if stopped_on_eos and (not ids or ids[-1] != eos_id):
+        raise RlvrError(f"vLLM stopped on EOS but its token_ids do not end with EOS ({eos_id}): {ids[-5:]}")
+    return Rollout(prompt_ids=tuple(prompt_ids), completion_ids=ids, logprobs=logprobs,
+                   text=completion_text(tokenizer, ids, stop), finish_reason=reason, policy_version=version)
+
+
+def rollouts_from_request(output, prompt_ids: Sequence[int], n: int, **kw) -> list[Rollout]:
+    """One `vllm.RequestOutput` (n completions of one prompt) → n Rollouts, in sample order."""
+    completions = sorted(output.outputs, key=lambda c: c.index)
+    if len(completions) != n:
+        raise RlvrError(f"vLLM returned {len(completions)} completions for a prompt; asked for {n}")
+    return [rollout_from_completion(c, prompt_ids, **kw) for c in completions]
+
+
+class WorkerWeightLoader:
+    """Mixed into vLLM's GPU worker (`worker_extension_cls`); runs in vLLM's worker process."""
+
+    def rlvr_load_weights(self, weights: list[tuple[str, torch.Tensor]]) -> list[str] | None:
+        """Copy the tensors into the running model; return the model parameters left untouched
+        (None when this vLLM's `load_weights` does not report what it loaded)."""
+        model = self.model_runner.model
+        loaded = model.load_weights(weights=weights)
+        if loaded is None:
+            return None
+        return sorted(name for name, _ in model.named_parameters() if name not in loaded)
+
+
+@dataclass(frozen=True)
+class VLLMSettings:
+    """How to start vLLM. `gpu_memory_utilization` is the share of the GPU vLLM takes for weights
+    and KV cache; less than vLLM's default 0.9 leaves room for a trainer on the same GPU."""
+
+    dtype: str = "bfloat16"
+    gpu_memory_utilization: float = 0.5
+    enable_prefix_caching: bool = True
+    max_model_len: int | None = None
+    enforce_eager: bool = False  # skip CUDA-graph capture and compilation (fast start, slower decode)
+
+
+def build_vllm_engine(model_path: str, tokenizer, *, seed: int = 0, context: int | None = None,
+                      weight_keys: Iterable[str] | None = None, settings: VLLMSettings = VLLMSettings()) -> VLLMEngine:
+    """Start vLLM on the model folder and wrap it; ConfigError when vllm or a GPU is missing.
+    `context` is the model's context length (its config's max_position_embeddings);
+    `weight_keys` the keys of the trainer's state dict (see VLLMEngine)."""
+    vllm = require_vllm()
+    llm = vllm.LLM(model=str(model_path), tokenizer=str(model_path), dtype=settings.dtype, seed=seed,
+                   gpu_memory_utilization=settings.gpu_memory_utilization,
+                   enable_prefix_caching=settings.enable_prefix_caching, max_model_len=settings.max_model_len,
+                   enforce_eager=settings.enforce_eager,
+                   logprobs_mode="processed_logprobs",
+                   # "vllm": ignore generation_config.json, whose extra EOS ids and default sampling
+                   # settings HFEngine does not use either.
+                   generation_config="vllm", worker_extension_cls=WORKER_EXTENSION)
+    return VLLMEngine(llm, tokenizer, vllm.SamplingParams, seed=seed, context=context, weight_keys=weight_keys)
+
+
+class VLLMEngine(Engine):
+    """Samples with a `vllm.LLM` (see the module docstring for the log-prob semantics).
+
+    `llm` and `sampling_params_cls` are vLLM's `LLM` and `SamplingParams`; `build_vllm_engine`
+    makes them. The prompts go in as token ids, tokenised as HFEngine does. `weight_keys`, the
+    keys of the trainer's (transformers) state dict, lets `load_weights` check a sync by the
+    rules of rlvr.engines.weight_keys before anything is sent; vLLM's own parameter names differ
+    (fused q/k/v), so the worker's report of untouched parameters is the second check."""
+
+    def __init__(self, llm, tokenizer, sampling_params_cls, *, seed: int = 0, context: int | None = None,
+                 weight_keys: Iterable[str] | None = None):
+        self.llm, self.tokenizer, self.sampling_params_cls = llm, tokenizer, sampling_params_cls
+        self.context = context
+        self.weight_keys = None if weight_keys is None else frozenset(weight_keys)
+        self.eos_id = tokenizer.eos_token_id
+        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self._version = 0
+
+    @property
+    def policy_version(self) -> int:
+        return self._version
+
+    def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
+        if self.weight_keys is not None:
+            check_weight_keys(state_dict, self.weight_keys)
+        weights = [(name, t.detach().cpu()) for name, t in state_dict.items()]
+        for untouched in self.llm.collective_rpc("rlvr_load_weights", args=(weights,)):
+            if untouched:
+                raise WeightKeyError(f"vLLM kept its old values of {len(untouched)} parameters the trainer did "
+                                f"not send: {', '.join(untouched[:5])}")
+        self.llm.reset_prefix_cache()
+        self._version = version
+
+    def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
+        encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+        self._check_context(encoded, params)
+        seeds = draw_seeds(self.generator, len(prompts), n)
+        requests = [{"prompt_token_ids": ids} for ids in encoded]
+        per_prompt = [self.sampling_params_cls(**vllm_sampling_kwargs(params, n, s)) for s in seeds]
+        outputs = self.llm.generate(requests, per_prompt, use_tqdm=False)
+        kw = {"tokenizer": self.tokenizer, "eos_id": self.eos_id, "stop": params.stop, "version": self._version}
+        return [rollouts_from_request(out, ids, n, **kw) for out, ids in zip(outputs, encoded, strict=True)]
+
+    def _check_context(self, encoded: list[list[int]], params: SamplingParams) -> None:
+        # The same errors as HFEngine's; vLLM would instead cut the completion short silently.
+        for i, ids in enumerate(encoded):
+            if not ids:
+                raise ValueError(f"prompt {i} is empty after tokenisation")
+            if self.context is not None and len(ids) + params.max_new_tokens > self.context:
+                raise ValueError(f"prompt {i} has {len(ids)} tokens; with max_new_tokens={params.max_new_tokens} "
+                                 f"it exceeds the model's context of {self.context}")

@@ -1,0 +1,8 @@
+"""`python -m rlvr.serve MODEL ...`: the same as `rlvr serve`, without loading the training
+stack that the `rlvr` command imports first (a faster start for scripts and tests)."""
+
+import sys
+
+from rlvr.cli.serve_command import main
+
+sys.exit(main())

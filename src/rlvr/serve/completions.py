@@ -1,0 +1,99 @@
+"""The `/v1/completions` request: checked into a `CompletionRequest`, answered by the model.
+
+Follows OpenAI's legacy completions API for the fields it supports: `model`, `prompt` (a string
+or a list of strings), `n`, `max_tokens` (default 16), `temperature` (0 = greedy), `top_p`,
+`seed`, `stop` (a string or a list of up to 4), `logprobs` (how many top tokens per position),
+and `stream`/`echo` only when false. `choices` come prompt by prompt, n each, index
+i * n + j. With `logprobs` set, each choice has `logprobs` = {tokens, token_logprobs,
+top_logprobs, text_offset}; the log-probabilities are those of the model's untempered
+distribution (one forward pass over prompt + completion after sampling), whatever the
+temperature. Tokens are reported up to the stop string (excluded, like the text); an EOS the
+model sampled is reported as its token. Deviations from OpenAI: `model` may be omitted, and
+`logprobs` may go up to the vocabulary size (OpenAI caps it at 5).
+Anything else is a `BadRequest` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+SUPPORTED = {"model", "prompt", "n", "max_tokens", "temperature", "top_p", "seed", "stop", "logprobs",
+             "stream", "echo", "user"}
+
+
+class BadRequest(Exception):
+    """A request the server refuses: HTTP `status` and a message naming the field (`param`)."""
+
+    def __init__(self, message: str, param: str | None = None, status: int = 400,
+                 code: str | None = None):
+        super().__init__(message)
+        self.message, self.param, self.status, self.code = message, param, status, code
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    prompts: tuple[str, ...]
+    n: int = 1
+    max_tokens: int = 16
+    temperature: float = 1.0
+    top_p: float = 1.0
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    logprobs: int | None = None
+
+
+def _int(body: dict, key: str, default: int | None, low: int, high: int) -> int | None:
+    value = body.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadRequest(f"'{key}' must be an integer in [{low}, {high}], got {value!r}", key)
+    return value
+
+
+def _float(body: dict, key: str, default: float, low: float, high: float, low_open: bool = False) -> float:
+    value = body.get(key, default)
+    if value is None:
+        return default
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value > high or value < low or (low_open and value == low):
+        side = "(" if low_open else "["
+        raise BadRequest(f"'{key}' must be a number in {side}{low}, {high}], got {value!r}", key)
+    return float(value)
+
+
+def _strings(body: dict, key: str, most: int | None) -> tuple[str, ...]:
+    value = body.get(key)
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items) or \
+            (most is not None and len(items) > most):
+        limit = f" (at most {most})" if most else ""
+        raise BadRequest(f"'{key}' must be a string or a list of strings{limit}, got {value!r}", key)
+    return tuple(items)
+
+
+def parse_request(body: object, served: str, vocab_size: int) -> CompletionRequest:
+    """Check a decoded JSON body against the supported fields; BadRequest on the first problem."""
+    if not isinstance(body, dict):
+        raise BadRequest(f"the request body must be a JSON object, got {type(body).__name__}")
+    unknown = sorted(set(body) - SUPPORTED)
+    if unknown:
+        raise BadRequest(f"unsupported field(s) {unknown}; supported: {sorted(SUPPORTED)}", unknown[0])
+    if body.get("model", served) != served:
+        raise BadRequest(f"the model {body['model']!r} does not exist; this server serves {served!r}",
+                         "model", status=404, code="model_not_found")
+    for flag in ("stream", "echo"):
+        if body.get(flag):
+            raise BadRequest(f"'{flag}' is not supported (it must be false)", flag)
+    prompts = _strings(body, "prompt", None)
+    if not prompts or not all(prompts):
+        raise BadRequest("'prompt' must be a non-empty string or a list of non-empty strings", "prompt")
+    return CompletionRequest(
+        prompts=prompts, n=_int(body, "n", 1, 1, 128), max_tokens=_int(body, "max_tokens", 16, 1, 1 << 16),
+        temperature=_float(body, "temperature", 1.0, 0.0, 2.0),
+        top_p=_float(body, "top_p", 1.0, 0.0, 1.0, low_open=True),
+        seed=_int(body, "seed", None, -(1 << 63), (1 << 63) - 1), stop=_strings(body, "stop", 4),
+        logprobs=_int(body, "logprobs", None, 0, vocab_size))

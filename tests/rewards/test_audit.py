@@ -1,0 +1,95 @@
+"""`run_audit`: rlvr's text verifiers pass their audits; careless reward functions are caught."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlvr.errors import ConfigError
+from rlvr.rewards.attacks import TEXT_KINDS, all_attacks, applies, text_attacks
+from rlvr.rewards.audit import run_audit
+
+
+def substring_reward(response: str, gold: str) -> float:
+    """The careless checker: reward when the gold appears anywhere in the reply."""
+    return float(gold in response)
+
+
+@pytest.mark.parametrize("name", ["math", "exact", "instructions"])
+def test_builtin_answer_verifiers_pass_and_controls_score_one(name):
+    report = run_audit(name)
+    attacks = [o for o in report.outcomes if not o.attack.control]
+    controls = [o for o in report.outcomes if o.attack.control]
+    assert attacks and controls
+    assert [(o.attack.name, o.score) for o in attacks] == [(o.attack.name, 0.0) for o in attacks]
+    assert all(o.score == 1.0 for o in controls), controls
+    assert not report.failed
+    assert max(o.seconds for o in report.outcomes) < 2.0  # the giant replies are refused, not read
+
+
+@pytest.mark.parametrize("options", [{}, {"strict": True}, {"template": "boxed"}])
+def test_format_verifier_passes_its_audit_in_each_mode(options):
+    report = run_audit("format", options=options)
+    assert not report.failed and report.outcomes
+    assert all(o.status == "ok" for o in report.outcomes), [o for o in report.outcomes if o.status != "ok"]
+    names = {o.attack.name for o in report.outcomes}
+    # the no-reasoning attack applies only where strict mode demands the reasoning
+    assert ("bare_answer_no_reasoning" in names) == bool(options.get("strict"))
+    assert ("two_boxes" in names) == (options.get("template") == "boxed")
+
+
+def test_a_substring_reward_function_is_caught():
+    report = run_audit(substring_reward)
+    hacked = {o.attack.name for o in report.hacked}
+    assert report.failed
+    assert {"stuffed_candidates", "several_boxes", "gold_in_reasoning", "empty_box_then_number",
+            "answer_in_restated_question"} <= hacked
+    assert all(o.attack.control or o.attack.name in hacked or o.score == 0 for o in report.outcomes)
+    # no code attack without --kind code
+    assert not any("code" in o.attack.kinds for o in report.outcomes)
+
+
+def test_kind_selects_the_attacks():
+    report = run_audit(substring_reward, kind="instructions")
+    assert {o.attack.kinds for o in report.outcomes} == {("instructions",)}
+    assert not report.failed  # the gold JSON never appears in a reply
+
+
+def test_slow_and_crashing_functions_fail_the_audit():
+    def slow(response: str, gold: str) -> float:
+        if len(response) > 1_000_000:  # only the 5 MB reply
+            time.sleep(5)
+        return 0.0
+
+    def crashing(response: str, gold: str) -> float:
+        return float(int(response.strip() or "0") == int(gold))
+
+    slow_report = run_audit(slow, kind="math", budget_s=0.2)
+    assert {o.attack.name for o in slow_report.with_status("timeout")} == {"giant_reply"}
+    assert slow_report.failed and not slow_report.hacked
+    crash_report = run_audit(crashing, kind="math")
+    assert "stuffed_candidates" in {o.attack.name for o in crash_report.with_status("error")}
+    assert crash_report.failed
+    wordy = run_audit(lambda response, gold: "yes", kind="exact")  # not a number: an error row
+    assert {o.status for o in wordy.outcomes} == {"error"} and "ValueError" in wordy.outcomes[0].reason
+
+
+def test_applies_matches_kind_and_format_options():
+    suite = all_attacks()
+    assert all(applies(a, None, {"template": "think_answer", "strict": False}) == ("code" not in a.kinds
+               and a.requires.get("template", "think_answer") == "think_answer" and not a.requires.get("strict"))
+               for a in suite)
+    assert {k for a in text_attacks() for k in a.kinds} == set(TEXT_KINDS)
+    assert len({(a.name, a.variant) for a in suite}) == len(suite)  # names unique per variant
+
+
+def test_unknown_name_and_contradicting_kind_are_clear_errors():
+    with pytest.raises(ConfigError, match=r"'mathh': not a built-in verifier \(did you mean 'math'\?\)"):
+        run_audit("mathh")
+    with pytest.raises(ConfigError, match="--kind code contradicts the built-in verifier 'math'"):
+        run_audit("math", kind="code")
+    with pytest.raises(ConfigError, match="--option configures a built-in verifier"):
+        run_audit(substring_reward, options={"strict": True})
+    with pytest.raises(ConfigError, match="unknown answer extractor"):
+        run_audit("math", options={"extract": ["nope"]})

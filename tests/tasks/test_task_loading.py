@@ -1,0 +1,42 @@
+"""`load_task` for the real tasks, and the exact verifier as a config reward."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlvr.config import load_config
+from rlvr.errors import ConfigError
+from rlvr.orchestrate.components import load_task
+from rlvr.orchestrate.scoring import build_reward_fn
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_reasoning_gym_config_loads_disjoint_splits():
+    pytest.importorskip("reasoning_gym")
+    config = load_config(None, ['task.kind="reasoning_gym"', 'task.gym_tasks=["basic_arithmetic", "spell_backward"]',
+                                "task.gym_size=30", "task.test_size=10", 'reward.verifier="exact"'])
+    train, test = load_task(config, REPO)
+    assert len(train) <= 60 and len(test) <= 20 and len(train) >= 50
+    assert not {s.prompt for s in train} & {s.prompt for s in test}
+    reward = build_reward_fn(config.reward)
+    assert all(reward(f"<answer>{s.answer}</answer>", s.answer).score == 1.0 for s in test)
+
+
+def test_reasoning_gym_config_errors_name_the_field():
+    pytest.importorskip("reasoning_gym")
+    config = load_config(None, ['task.kind="reasoning_gym"', 'task.gym_tasks=["chain_summ"]'])
+    with pytest.raises(ConfigError, match=r"task.gym_tasks: .*'chain_summ' \(did you mean 'chain_sum'\?\)"):
+        load_task(config, REPO)
+    config = load_config(None, ['task.kind="reasoning_gym"', 'task.gym_tasks=["word_sorting"]',
+                                'reward.verifier="math"'])
+    with pytest.raises(ConfigError, match="reward.verifier = 'math' cannot score"):
+        load_task(config, REPO)
+
+
+def test_humaneval_config_is_refused_for_training():
+    config = load_config(None, ['task.kind="humaneval"', 'reward.verifier="code"'])
+    with pytest.raises(ConfigError, match="no training split .* `rlvr eval --task humaneval`"):
+        load_task(config, REPO)
