@@ -6,6 +6,7 @@ none of them imports a stage.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -101,6 +102,12 @@ class Batch:
     @property
     def prompt_len(self) -> int:
         return self.input_ids.shape[1] - self.completion_mask.shape[1]
+
+    def to(self, device: "torch.device | str") -> "Batch":
+        """The same batch with every tensor on `device` (a no-op where they already are)."""
+        moved = {f.name: None if (v := getattr(self, f.name)) is None else v.to(device)
+                 for f in dataclasses.fields(self)}
+        return Batch(**moved)
 
     def rows(self, index: "torch.Tensor") -> "Batch":
         """The sub-batch of the given rows (micro-batching), padding kept as it is."""

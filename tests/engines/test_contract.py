@@ -47,6 +47,9 @@ def _vllm_engine(model, tok):
 
 ENGINES = {
     "hf": pytest.param(lambda model, tok: HFEngine(model, tok, seed=0), id="hf"),
+    "hf-cuda": pytest.param(lambda model, tok: HFEngine(model.cuda(), tok, seed=0), id="hf-cuda",
+                            marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                       reason="needs a CUDA GPU")]),
     "vllm": pytest.param(_vllm_engine, id="vllm", marks=pytest.mark.skipif(
         _vllm_reason() is not None, reason=_vllm_reason() or "")),
 }

@@ -24,6 +24,9 @@ class RunSection(Section):
 class ModelSection(Section):
     path: str = "models/tiny-arith"
     dtype: Literal["float32", "bfloat16"] = "float32"
+    # Where the policy, reference, critic and in-process engine live: "cpu", "cuda", "cuda:N",
+    # or "auto" (cuda when torch sees a GPU). Batches are built on the CPU and moved per use.
+    device: str = Field("cpu", pattern=r"^(cpu|auto|cuda(:[0-9]+)?)$")
     engine: Literal["hf", "vllm"] = "hf"  # rollout engine: in-process transformers, or vLLM on a GPU (extra `vllm`)
     # Logits and log-probs in float32 whatever the model dtype (ScaleRL's FP32 LM head). Off,
     # they keep the model dtype (cheaper, noisier ratios in bfloat16).

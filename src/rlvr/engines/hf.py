@@ -77,7 +77,8 @@ class HFEngine(Engine):
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = pad_token_id(tokenizer)
         self.max_batch = max_batch
-        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        # On the model's device: torch.multinomial needs a generator where its input lives.
+        self.generator = torch.Generator(device=next(model.parameters()).device).manual_seed(seed)
         self._version = 0
         # In-flight updates: returns (state_dict, version) when the trainer has new weights.
         self.weight_poll: Callable[[], tuple[dict, int] | None] | None = None

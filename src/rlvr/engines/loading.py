@@ -29,6 +29,16 @@ def load_model(path: str | Path, dtype: str = "float32", fp32_head: bool = True)
     return model
 
 
+def resolve_device(spec: str) -> torch.device:
+    """`model.device` → a torch device: "auto" is cuda when torch sees a GPU, else cpu."""
+    if spec == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if spec.startswith("cuda") and not torch.cuda.is_available():
+        raise ModelLoadError(f"model.device = {spec!r}, but torch sees no CUDA GPU "
+                             f"(torch {torch.__version__}); use 'cpu' or 'auto'")
+    return torch.device(spec)
+
+
 def load_tokenizer(path: str | Path) -> PreTrainedTokenizerBase:
     path = Path(path)
     if not path.is_dir():  # else transformers takes the path for a hub repo id

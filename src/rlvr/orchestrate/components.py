@@ -13,7 +13,7 @@ from rlvr.algo import Objective
 from rlvr.algo.objective import check_coherence
 from rlvr.config import Config
 from rlvr.engines import Engine, HFEngine, SamplingParams
-from rlvr.engines.loading import load_model, load_tokenizer
+from rlvr.engines.loading import load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks import arithmetic_splits, load_jsonl
@@ -129,12 +129,24 @@ def load_policy(config: Config, model_path: Path, weights_from: Path | None) -> 
     return policy
 
 
+def load_reference(config: Config, objective: Objective, policy: PreTrainedModel, model_path: Path,
+                   device: torch.device) -> PreTrainedModel | None:
+    """The KL reference: the base weights when the objective has a KL term. With LoRA, the
+    policy with its adapters switched off (no second copy)."""
+    if not objective.needs_ref:
+        return None
+    if config.model.lora_rank > 0:
+        return AdaptersOff(policy)
+    return load_model(model_path, config.model.dtype, config.model.fp32_head).eval().to(device)
+
+
 def build(config: Config, base: Path, weights_from: Path | None = None) -> Components:
     """Everything a run needs. `weights_from` (a checkpoint) replaces the model's weights."""
     objective = objective_from(config)
     model_path = resolve_path(config.model.path, base)
     tokenizer = load_tokenizer(model_path)
-    model = load_policy(config, model_path, weights_from)
+    device = resolve_device(config.model.device)
+    model = load_policy(config, model_path, weights_from).to(device)
     train_set, test_set = load_task(config, base)
     context = getattr(model.config, "max_position_embeddings", None)
     check_prompt_lengths(train_set + test_set, tokenizer, context,
@@ -142,10 +154,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     s = config.sampling
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
                               top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
-    lora = config.model.lora_rank > 0
-    ref_model = load_model(model_path, config.model.dtype, config.model.fp32_head).eval() if objective.needs_ref and not lora else None
-    if objective.needs_ref and lora:
-        ref_model = AdaptersOff(model)  # the base weights, without a second copy
+    ref_model = load_reference(config, objective, model, model_path, device)
     engine = make_engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
     trainer = (FSDPTrainer if t.fsdp else Trainer)(

@@ -24,18 +24,21 @@ class ValueModel(nn.Module):
     def __init__(self, policy: PreTrainedModel):
         super().__init__()
         self.body = copy.deepcopy(policy.get_decoder())
-        self.head = nn.Linear(policy.config.hidden_size, 1)
+        self.head = nn.Linear(policy.config.hidden_size, 1, device=policy.device)
         nn.init.zeros_(self.head.weight)
         nn.init.zeros_(self.head.bias)
 
     def forward(self, batch: Batch) -> torch.Tensor:
-        """V (B, T) at the columns that precede each completion token."""
+        """V (B, T) at the columns that precede each completion token, on the batch's device
+        (computed on the model's)."""
+        home = batch.input_ids.device
+        batch = batch.to(self.head.weight.device)
         positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
         hidden = self.body(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                            position_ids=positions, use_cache=False).last_hidden_state
         t = batch.completion_mask.shape[1]
         start = batch.input_ids.shape[1] - t - 1
-        return self.head(hidden[:, start:start + t].float()).squeeze(-1)
+        return self.head(hidden[:, start:start + t].float()).squeeze(-1).to(home)
 
 
 class CriticTrainer:

@@ -42,7 +42,10 @@ def token_entropy(logits: torch.Tensor, temperature: float = 1.0, *, with_grad: 
 
 
 def batch_logprobs(model: PreTrainedModel, batch: Batch, temperature: float = 1.0) -> torch.Tensor:
-    """(B, T) log-probs of the batch's completion tokens."""
+    """(B, T) log-probs of the batch's completion tokens, computed on the model's device and
+    returned on the batch's."""
+    home = batch.input_ids.device
+    batch = batch.to(next(model.parameters()).device)
     logits = completion_logits(model, batch)
     targets = batch.input_ids[:, batch.prompt_len:]
-    return token_logprobs(logits, targets, temperature)
+    return token_logprobs(logits, targets, temperature).to(home)

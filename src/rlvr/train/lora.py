@@ -101,6 +101,10 @@ class AdaptersOff:
     def __init__(self, policy: nn.Module):
         self.policy = policy
 
+    def parameters(self):
+        """The policy's parameters (callers read the device from them)."""
+        return self.policy.parameters()
+
     def __call__(self, **inputs):
         was_training = self.policy.training
         self.policy.eval()

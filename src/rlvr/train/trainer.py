@@ -49,8 +49,12 @@ class Trainer:
         weights = self.objective.weights(batch.completion_mask, batch.group_ids)
         sums: dict[str, float] = defaultdict(float)
         for index in torch.arange(batch.input_ids.shape[0]).split(self.micro_batch_size):
-            self.micro_step(batch.rows(index), weights[index], sums)
+            self.micro_step(batch.rows(index).to(self.device), weights[index].to(self.device), sums)
         return dict(sums)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
 
     def micro_step(self, micro: Batch, w: torch.Tensor, sums: dict[str, float]) -> None:
         """Forward and backward of one micro-batch with its rows `w` of the full-batch
