@@ -225,7 +225,13 @@ class Config(Section):
 
 def incoherences(c: Config):
     """Yield a sentence for each combination of settings that cannot work together."""
-    a, t = c.algo, c.task
+    yield from _algo_incoherences(c)
+    yield from _run_incoherences(c)
+    yield from _reward_incoherences(c)
+
+
+def _algo_incoherences(c: Config):
+    a = c.algo
     if a.kl == "none" and a.kl_coef > 0:
         yield "algo.kl_coef > 0 needs algo.kl set to an estimator (k1, k2 or k3)"
     if a.kl != "none" and a.kl_coef == 0:
@@ -246,7 +252,10 @@ def incoherences(c: Config):
         yield "algo.lam_critic / algo.lam_alpha are only read when algo.advantage = 'gae'"
     if a.advantage == "reinforce_pp" and a.baseline == "rloo":
         yield "algo.advantage = 'reinforce_pp' takes baseline 'none' or 'group_mean' (REINFORCE++-baseline)"
-    s = c.sampling
+
+
+def _run_incoherences(c: Config):
+    s, t = c.sampling, c.task
     if s.overlong_cache is not None and s.overlong_cache > s.max_new_tokens:
         yield "sampling.overlong_cache is above sampling.max_new_tokens (the budget L_max)"
     if t.kind == "jsonl" and not t.train_path:
@@ -263,6 +272,19 @@ def incoherences(c: Config):
         yield "orchestrate.inflight_updates needs orchestrate.mode = 'async'"
     if c.orchestrate.inflight_updates and c.orchestrate.backend != "local":
         yield "orchestrate.inflight_updates is built for the in-process engine only (backend = 'local')"
+    if c.model.lora_rank and c.train.fsdp:
+        yield "model.lora_rank > 0 with train.fsdp is not supported yet"
+    e = c.eval
+    if e.samples and any(k < 1 or k > e.samples for k in e.k):
+        yield f"eval.k = {e.k} must lie in 1 .. eval.samples ({e.samples})"
+    valid = {"eval/accuracy", *(f"eval/pass@{k}" for k in e.k if e.samples)}
+    if e.keep_best is not None and e.keep_best not in valid:
+        yield f"eval.keep_best = {e.keep_best!r} is not an eval metric of this run ({', '.join(sorted(valid))})"
+    if t.low > t.high:
+        yield f"task.low ({t.low}) is above task.high ({t.high})"
+
+
+def _reward_incoherences(c: Config):
     r = c.reward
     if r.verifier == "rubric" and not r.rubric:
         yield "reward.verifier = 'rubric' needs at least one [[reward.rubric]] criterion"
@@ -274,13 +296,3 @@ def incoherences(c: Config):
         yield f"reward.rules is only read when reward.verifier = 'rules', not {r.verifier!r}"
     if r.judge.backend == "http" and not r.judge.url:
         yield "reward.judge.backend = 'http' needs reward.judge.url"
-    if c.model.lora_rank and c.train.fsdp:
-        yield "model.lora_rank > 0 with train.fsdp is not supported yet"
-    e = c.eval
-    if e.samples and any(k < 1 or k > e.samples for k in e.k):
-        yield f"eval.k = {e.k} must lie in 1 .. eval.samples ({e.samples})"
-    valid = {"eval/accuracy", *(f"eval/pass@{k}" for k in e.k if e.samples)}
-    if e.keep_best is not None and e.keep_best not in valid:
-        yield f"eval.keep_best = {e.keep_best!r} is not an eval metric of this run ({', '.join(sorted(valid))})"
-    if t.low > t.high:
-        yield f"task.low ({t.low}) is above task.high ({t.high})"
