@@ -1,4 +1,5 @@
-"""Sync vs async (max_staleness k = 1, 2, 4, 8) on a rollout-bound workload, same run, same seed.
+"""Sync vs async (max_staleness k = 1, 2, 4, 8; and k = 1, 2 with in-flight weight updates) on a
+rollout-bound workload, same run, same seed.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/async_pipeline.py [--steps 40] [--out docs/async]
 
@@ -29,38 +30,47 @@ def starts_with_sum(response: str, gold: str) -> float:
     return float(response.lstrip().startswith(gold))
 
 
-def run_mode(mode: str, k: int, args, out_root: Path) -> dict:
+def run_mode(mode: str, k: int, args, out_root: Path, inflight: bool = False) -> dict:
     from rlvr.config import load_config
     from rlvr.orchestrate import train
 
-    overrides = [f"run.output_dir={out_root}", f"run.name={mode}-k{k}", f"train.steps={args.steps}",
+    overrides = [f"run.output_dir={out_root}", f"run.name={mode}-k{k}-{inflight}", f"train.steps={args.steps}",
                  f"sampling.min_new_tokens={args.min_new_tokens}", f"sampling.prompts_per_step={args.prompts}", f"sampling.max_new_tokens={args.min_new_tokens}",
                  "reward.function=async_pipeline:starts_with_sum", "eval.size=0", "log.progress=none",
                  "train.time_limit_s=100000", "checkpoint.every=100000", f"orchestrate.mode={mode}",
-                 f"orchestrate.max_staleness={k}"]
+                 f"orchestrate.max_staleness={k}", f"orchestrate.inflight_updates={str(inflight).lower()}"]
     start = time.perf_counter()
     result = train(load_config(REPO / "recipes" / "demo.toml", overrides))
     wall = time.perf_counter() - start
     rows = result.folder.read_metrics()
     tail = rows[-max(1, len(rows) // 4):]
-    return {"mode": mode, "k": k, "wall_s": wall, "s_per_step": wall / len(rows),
+    return {"mode": mode, "k": k, "inflight": inflight, "wall_s": wall, "s_per_step": wall / len(rows),
             "generate_s": statistics.median(r["time/generate_s"] for r in rows),
             "train_s": statistics.median(r["time/train_forward_s"] + r["time/backward_s"] + r["time/optimizer_s"] for r in rows),
             "reward_last_quarter": statistics.fmean(r["reward/mean"] for r in tail),
-            "staleness_mean": statistics.fmean(r["async/staleness"] for r in rows),
+            "staleness_mean": statistics.fmean(r["async/staleness_mean"] for r in rows),
+            "token_staleness_mean": statistics.fmean(r["async/token_staleness_mean"] for r in rows),
+            "mixed_frac": statistics.fmean(r["async/inflight_mixed_frac"] for r in rows),
             "reward_curve": [r["reward/mean"] for r in rows],
             "elapsed": [r["time/elapsed_s"] for r in rows]}
 
 
+def name_of(r: dict) -> str:
+    if r["mode"] == "sync":
+        return "sync"
+    return f"async k={r['k']}" + (" in-flight" if r.get("inflight") else "")
+
+
 def table(results: list[dict]) -> str:
     base = results[0]
-    lines = ["| mode | s/step | x sync time | reward (last quarter) | x sync reward | mean staleness | gen s / train s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| mode | s/step | x sync time | reward (last quarter) | x sync reward | staleness (sample / token) "
+             "| samples mixing versions | gen s / train s |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        name = "sync" if r["mode"] == "sync" else f"async k={r['k']}"
-        lines.append(f"| {name} | {r['s_per_step']:.3f} | {r['s_per_step'] / base['s_per_step']:.2f} | "
+        lines.append(f"| {name_of(r)} | {r['s_per_step']:.3f} | {r['s_per_step'] / base['s_per_step']:.2f} | "
                      f"{r['reward_last_quarter']:.3f} | {r['reward_last_quarter'] / max(base['reward_last_quarter'], 1e-9):.2f} | "
-                     f"{r['staleness_mean']:.2f} | {r['generate_s']:.3f} / {r['train_s']:.3f} |")
+                     f"{r['staleness_mean']:.2f} / {r['token_staleness_mean']:.2f} | {r['mixed_frac']:.2f} | "
+                     f"{r['generate_s']:.3f} / {r['train_s']:.3f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -72,7 +82,7 @@ def plot(results: list[dict], out: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for r in results:
-        label = "sync" if r["mode"] == "sync" else f"async k={r['k']}"
+        label = name_of(r)
         axes[0].plot(range(1, len(r["reward_curve"]) + 1), r["reward_curve"], label=label, alpha=0.8)
         axes[1].plot(r["elapsed"], r["reward_curve"], label=label, alpha=0.8)
     axes[0].set_xlabel("step")
@@ -91,6 +101,7 @@ def main() -> None:
     ap.add_argument("--min-new-tokens", type=int, default=56)
     ap.add_argument("--prompts", type=int, default=2, help="prompts per step (x 8 samples)")
     ap.add_argument("--ks", default="1,2,4,8")
+    ap.add_argument("--inflight-ks", default="1,2", help="async runs with in-flight weight updates")
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "async")
     args = ap.parse_args()
     import torch
@@ -100,6 +111,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         results = [run_mode("sync", 0, args, Path(tmp))]
         results += [run_mode("async", int(k), args, Path(tmp)) for k in args.ks.split(",")]
+        results += [run_mode("async", int(k), args, Path(tmp), inflight=True)
+                    for k in args.inflight_ks.split(",") if k]
     text = table(results)
     print(text)
     (args.out / "table.md").write_text(text)

@@ -35,7 +35,7 @@ def poll_on_call(k: int, weights: dict, version: int):
 def test_no_new_weights_changes_nothing(tiny_model, tokenizer):
     plain = HFEngine(copy.deepcopy(tiny_model), tokenizer, seed=3).generate([PROMPT], 4, PARAMS)[0]
     polled = HFEngine(copy.deepcopy(tiny_model), tokenizer, seed=3)
-    polled.weight_poll = lambda: None
+    polled.accept_inflight_weights(lambda: None)
     out = polled.generate([PROMPT], 4, PARAMS)[0]
     assert out == plain and all(r.token_versions == () for r in out)
 
@@ -43,7 +43,7 @@ def test_no_new_weights_changes_nothing(tiny_model, tokenizer):
 @pytest.mark.parametrize("k", [1, 3])
 def test_tokens_after_the_update_carry_the_new_version(tiny_model, tokenizer, k):
     engine = HFEngine(copy.deepcopy(tiny_model), tokenizer, seed=3)
-    engine.weight_poll = poll_on_call(k, perturbed(tiny_model), 7)
+    engine.accept_inflight_weights(poll_on_call(k, perturbed(tiny_model), 7))
     out = engine.generate([PROMPT], 4, PARAMS)[0]
     for r in out:
         assert r.policy_version == 0
@@ -56,7 +56,7 @@ def test_logprob_is_that_of_the_forward_that_produced_the_token(tiny_model, toke
     weights, computed here by hand; and not the old weights' log-prob."""
     k, new = 3, perturbed(tiny_model)
     engine = HFEngine(copy.deepcopy(tiny_model), tokenizer, seed=5)
-    engine.weight_poll = poll_on_call(k, new, 1)
+    engine.accept_inflight_weights(poll_on_call(k, new, 1))
     r = engine.generate([PROMPT], 1, PARAMS)[0][0]
     old_model, new_model = copy.deepcopy(tiny_model).eval(), copy.deepcopy(tiny_model).eval()
     new_model.load_state_dict(new)

@@ -47,19 +47,28 @@ def test_async_resume_continues(tmp_path):
 
 
 def test_inflight_updates_keep_the_bound_and_report_token_staleness(tmp_path):
-    rows = run(tmp_path, "inflight", "orchestrate.mode=async", "orchestrate.max_staleness=1",
-               "orchestrate.inflight_updates=true", "sampling.min_new_tokens=8")
+    # 40-token completions: generating a batch takes several times a training step, so new
+    # weights arrive while the producer is mid-generation.
+    long = ["orchestrate.mode=async", "orchestrate.max_staleness=1", "sampling.min_new_tokens=40",
+            "sampling.max_new_tokens=40"]
+    rows = run(tmp_path, "inflight", *long, "orchestrate.inflight_updates=true")
+    plain = run(tmp_path, "plain", *long)
     assert [m["step"] for m in rows] == [1, 2, 3, 4, 5, 6]
+    assert max(m["async/inflight_mixed_frac"] for m in rows) > 0  # some samples did change weights
+    assert all(m["async/inflight_mixed_frac"] == 0 for m in plain)
+    assert min(m["async/token_staleness_mean"] - m["async/staleness_mean"] for m in rows) < 0
     for m in rows:
-        assert m["async/staleness_max"] <= 1
+        assert m["async/staleness"] <= 1
         # tokens are never older than their sample's first token
-        assert 0 <= m["async/token_staleness_mean"] <= m["async/staleness_mean"] <= m["async/staleness_max"]
+        assert 0 <= m["async/token_staleness_mean"] <= m["async/staleness_mean"] <= m["async/staleness"]
         assert 0 <= m["async/inflight_mixed_frac"] <= 1
 
 
 @pytest.mark.parametrize("extra, message", [
     (["orchestrate.inflight_updates=true"], "needs orchestrate.mode = 'async'"),
     (["orchestrate.inflight_updates=true", "orchestrate.mode=async", "orchestrate.backend=ray"], "in-process engine"),
+    (["orchestrate.inflight_updates=true", "orchestrate.mode=async", "model.engine=vllm"], "needs model.engine = 'hf'"),
+    (["reward.verifier=probability", "orchestrate.mode=async", "orchestrate.backend=ray"], "probability' in async mode"),
 ])
 def test_inflight_updates_incoherent_settings(tmp_path, extra, message):
     from rlvr.errors import ConfigError

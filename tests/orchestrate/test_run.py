@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rlvr.config import load_config
 from rlvr.orchestrate import train
 
@@ -91,3 +93,24 @@ def test_mismatch_correction_is_near_identity_in_process(tmp_path):
     rows = train(config).folder.read_metrics()
     for r in rows:  # the in-process engine and the trainer compute the same distribution
         assert r["mismatch/kl"] < 1e-5 and abs(r["mismatch/weight_mean"] - 1) < 1e-3
+
+
+def test_resume_with_an_rng_state_from_another_device_names_the_problem(tmp_path):
+    """A checkpoint made on a GPU (a 16-byte CUDA generator state) resumed on the CPU."""
+    import torch
+
+    from rlvr.errors import ConfigError
+    from rlvr.orchestrate import resume
+    from rlvr.train.checkpoint import list_checkpoints, load_state
+
+    config = load_config(REPO / "recipes" / "grpo.toml", [
+        f"run.output_dir={tmp_path}", "train.steps=1", "sampling.prompts_per_step=2", "sampling.group_size=2",
+        "eval.size=0", "log.progress=none"])
+    folder = train(config).folder
+    [checkpoint] = list_checkpoints(folder.checkpoints)
+    state_file = checkpoint / "state.pt"
+    state = load_state(checkpoint)
+    state["engine_rng"] = torch.zeros(16, dtype=torch.uint8)
+    torch.save(state, state_file)
+    with pytest.raises(ConfigError, match="another device"):
+        resume(folder.path, ["train.steps=2"])

@@ -73,13 +73,27 @@ def test_slow_and_crashing_functions_fail_the_audit():
     assert crash_report.failed
     wordy = run_audit(lambda response, gold: "yes", kind="exact")  # not a number: an error row
     assert {o.status for o in wordy.outcomes} == {"error"} and "ValueError" in wordy.outcomes[0].reason
+    nan = run_audit(lambda response, gold: float("nan"), kind="math")  # never a silent pass
+    assert nan.failed and {o.status for o in nan.outcomes} == {"error"} and "not a number in [0, 1]" in nan.outcomes[0].reason
 
 
-def test_applies_matches_kind_and_format_options():
+@pytest.mark.parametrize("name, kind, options, expected", [
+    ("bare_answer_no_reasoning", "format", {"template": "think_answer", "strict": True}, True),
+    ("bare_answer_no_reasoning", "format", {"template": "think_answer", "strict": False}, False),
+    ("empty_box", "format", {"template": "boxed"}, True),
+    ("empty_box", "format", {"template": "think_answer"}, False),
+    ("empty_box", "math", {"template": "boxed"}, False),   # a format attack, not a maths one
+    ("empty_box", None, {"template": "boxed"}, True),      # None: every text kind
+])
+def test_applies_by_kind_and_format_options(name, kind, options, expected):
+    [attack] = [a for a in all_attacks() if a.name == name]
+    assert applies(attack, kind, options) is expected
+
+
+def test_code_attacks_are_never_text_attacks():
     suite = all_attacks()
-    assert all(applies(a, None, {"template": "think_answer", "strict": False}) == ("code" not in a.kinds
-               and a.requires.get("template", "think_answer") == "think_answer" and not a.requires.get("strict"))
-               for a in suite)
+    code = [a for a in suite if "code" in a.kinds]
+    assert code and not any(applies(a, None, {}) for a in code)
     assert {k for a in text_attacks() for k in a.kinds} == set(TEXT_KINDS)
     assert len({(a.name, a.variant) for a in suite}) == len(suite)  # names unique per variant
 

@@ -96,7 +96,7 @@ def test_judge_reward_needs_the_prompt_and_passes_gold_as_reference():
 
 
 def test_transformers_backend_matches_a_direct_forward(tiny_pair):
-    from rlvr.rewards.judge.transformers_backend import TransformersJudgeBackend
+    from rlvr.orchestrate.judge_backend import TransformersJudgeBackend
 
     model, tok = tiny_pair
     backend = TransformersJudgeBackend(model, tok)
@@ -116,7 +116,7 @@ def test_transformers_backend_matches_a_direct_forward(tiny_pair):
 
 
 def test_transformers_backend_names_an_overlong_verdict_text(tiny_pair):
-    from rlvr.rewards.judge.transformers_backend import TransformersJudgeBackend
+    from rlvr.orchestrate.judge_backend import TransformersJudgeBackend
 
     backend = TransformersJudgeBackend(*tiny_pair)  # the shipped model's context is 64
     with pytest.raises(RewardError, match="over the judge model's context of 64"):

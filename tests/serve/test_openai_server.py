@@ -150,7 +150,7 @@ def test_unknown_path_is_404(server):
 
 
 def test_http_judge_equals_the_in_process_judge(server, local):
-    from rlvr.rewards.judge.transformers_backend import TransformersJudgeBackend
+    from rlvr.orchestrate.judge_backend import TransformersJudgeBackend
 
     params = ReasonParams(max_new_tokens=12, temperature=0.0)
     args = {"samples": 2, "params": params, "top": 128, "suffix": "\nAnswer: "}
@@ -163,7 +163,7 @@ def test_http_judge_equals_the_in_process_judge(server, local):
 
 
 def test_http_judge_with_too_few_top_tokens_is_an_error(server, local):
-    from rlvr.rewards.judge.transformers_backend import TransformersJudgeBackend
+    from rlvr.orchestrate.judge_backend import TransformersJudgeBackend
 
     args = {"params": ReasonParams(0, 0.0), "top": 1, "suffix": "\nAnswer: "}
     [top] = TransformersJudgeBackend(*local).next_token_logprobs([judge_prompt("p", "r", "q") + "\nAnswer: "], 1)

@@ -272,6 +272,8 @@ def _run_incoherences(c: Config):
         yield "orchestrate.inflight_updates needs orchestrate.mode = 'async'"
     if c.orchestrate.inflight_updates and c.orchestrate.backend != "local":
         yield "orchestrate.inflight_updates is built for the in-process engine only (backend = 'local')"
+    if c.orchestrate.inflight_updates and c.model.engine != "hf":
+        yield f"orchestrate.inflight_updates needs model.engine = 'hf' (the {c.model.engine!r} engine cannot take weights mid-generation)"
     if c.model.lora_rank and c.train.fsdp:
         yield "model.lora_rank > 0 with train.fsdp is not supported yet"
     e = c.eval
@@ -296,3 +298,8 @@ def _reward_incoherences(c: Config):
         yield f"reward.rules is only read when reward.verifier = 'rules', not {r.verifier!r}"
     if r.judge.backend == "http" and not r.judge.url:
         yield "reward.judge.backend = 'http' needs reward.judge.url"
+    o = c.orchestrate
+    if r.verifier == "probability" and o.mode == "async" and (o.backend != "local" or c.model.engine != "hf"):
+        yield ("reward.verifier = 'probability' in async mode needs the in-process engine (backend = 'local', "
+               "model.engine = 'hf'): it scores with the engine's copy of the weights, and only that engine "
+               "has one the trainer thread does not touch")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -54,3 +55,9 @@ class Engine(abc.ABC):
     def stats(self) -> dict[str, float]:
         """Engine metrics for the step's metrics line (e.g. workers replaced); none by default."""
         return {}
+
+    def accept_inflight_weights(self, poll: "Callable[[], tuple[dict, int] | None]") -> None:
+        """In-flight weight updates (PipelineRL): call `poll` between decode steps and load
+        the (state_dict, version) it returns, if any, into the running generation. Engines
+        that cannot (a generation is one remote call) refuse."""
+        raise NotImplementedError(f"{type(self).__name__} cannot take weights during a generation")

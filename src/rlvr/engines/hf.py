@@ -3,7 +3,7 @@
 One decode step is one forward pass over the whole batch with the cache; finished rows keep
 being fed padding (cheaper than reshaping the cache) and the loop ends when all rows finish.
 
-In-flight weight updates (PipelineRL): when `weight_poll` is set, it is asked for new weights
+In-flight weight updates (PipelineRL): after `accept_inflight_weights(poll)`, `poll` is asked for new weights
 before every decode forward, and new ones are loaded at once; the running generation goes on
 under them, its KV cache (computed by the older weights) kept. Each token records the version
 of the weights whose forward gave the logits it was drawn from, and its log-prob is that
@@ -80,8 +80,7 @@ class HFEngine(Engine):
         # On the model's device: torch.multinomial needs a generator where its input lives.
         self.generator = torch.Generator(device=next(model.parameters()).device).manual_seed(seed)
         self._version = 0
-        # In-flight updates: returns (state_dict, version) when the trainer has new weights.
-        self.weight_poll: Callable[[], tuple[dict, int] | None] | None = None
+        self._weight_poll: Callable[[], tuple[dict, int] | None] | None = None  # in-flight updates
         # transformers 5 renamed the forward argument `past_key_values` to `cache`.
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
@@ -89,6 +88,9 @@ class HFEngine(Engine):
     @property
     def policy_version(self) -> int:
         return self._version
+
+    def accept_inflight_weights(self, poll: Callable[[], tuple[dict, int] | None]) -> None:
+        self._weight_poll = poll
 
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         check_weight_keys(state_dict, self.model.state_dict())  # strict, LoRA's partial dict allowed
@@ -142,7 +144,7 @@ class HFEngine(Engine):
         return tracker.rollouts(rows)
 
     def _take_inflight_weights(self) -> None:
-        if self.weight_poll is not None and (new := self.weight_poll()) is not None:
+        if self._weight_poll is not None and (new := self._weight_poll()) is not None:
             self.load_weights(*new)
 
 

@@ -4,7 +4,8 @@ In a bfloat16 model the logits of the sampler and of the trainer come out of two
 bf16 matmuls (different kernels, batch shapes, accumulation orders), and their rounding alone
 moves the importance ratio off 1. Casting the bf16 logits afterwards does not help: the
 precision is already gone. So the head's matmul itself runs in float32, from the bf16 hidden
-state, in both the engine and the trainer.
+state, in both the in-process engine and the trainer. (The vLLM engine computes its logits its
+own way; this switch does not reach it.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import types
 
 import torch
 import torch.nn.functional as F
+
+from rlvr.errors import ModelLoadError
 
 
 def _fp32_linear(self: torch.nn.Linear, hidden: torch.Tensor) -> torch.Tensor:
@@ -27,5 +30,6 @@ def use_fp32_head(model: torch.nn.Module) -> None:
     `forward` is replaced, on this instance. A deep copy of the model keeps the change."""
     head = model.get_output_embeddings()
     if not isinstance(head, torch.nn.Linear):
-        raise ValueError(f"fp32 head: the model's output embeddings are {type(head).__name__}, not a Linear")
+        raise ModelLoadError(f"model.fp32_head: the model's output embeddings are {type(head).__name__}, "
+                             "not a Linear; set model.fp32_head = false for this model")
     head.forward = types.MethodType(_fp32_linear, head)

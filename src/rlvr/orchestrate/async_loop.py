@@ -40,7 +40,7 @@ class AsyncLoop(SyncLoop):
         self.stopping = False
         self.engine_lock = threading.Lock()
         if self.config.orchestrate.inflight_updates:
-            self.parts.engine.weight_poll = self._pop_new_weights
+            self.parts.engine.accept_inflight_weights(self._pop_new_weights)
 
     @property
     def max_staleness(self) -> int:

@@ -29,7 +29,7 @@ def judge_backend(j: JudgeSection) -> JudgeBackend:
     if not j.model:
         raise ConfigError("reward.judge.model: the transformers judge needs a model folder")
     from rlvr.engines.loading import load_model, load_tokenizer
-    from rlvr.rewards.judge.transformers_backend import TransformersJudgeBackend
+    from rlvr.orchestrate.judge_backend import TransformersJudgeBackend
 
     return TransformersJudgeBackend(load_model(Path(j.model)), load_tokenizer(Path(j.model)))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rlvr.algo.curriculum import PassRateTracker
 from rlvr.config import Config
+from rlvr.errors import ConfigError
 from rlvr.evaluate import greedy_accuracy
 from rlvr.evaluate.sampled import sampled_pass_at_k
 from rlvr.orchestrate.batch_builder import build_batch
@@ -65,7 +66,7 @@ class SyncLoop:
             return 0
         state = load_state(found[-1])
         self.parts.trainer.load_optimizer_state(state["optimizer"])
-        self.parts.engine.generator.set_state(state["engine_rng"])
+        self.restore_engine_rng(state["engine_rng"], found[-1])
         self.sampler.load_state(state["sampler"])
         if self.curriculum is not None:
             self.curriculum.load_state_dict(state["curriculum"])
@@ -80,6 +81,15 @@ class SyncLoop:
         self.folder.truncate_after(self.step)
         self.sync_weights()
         return self.step
+
+    def restore_engine_rng(self, rng_state, checkpoint) -> None:
+        generator = self.parts.engine.generator
+        try:
+            generator.set_state(rng_state)
+        except RuntimeError:  # a CUDA generator's state does not fit a CPU one, and back
+            raise ConfigError(f"{checkpoint}: its sampling RNG state comes from another device than this "
+                              f"run's engine ({generator.device}); resume with the model.device the run "
+                              "started with") from None
 
     def sync_weights(self) -> None:
         fsdp = self.config.train.fsdp  # the shards gathered on every rank (LoRA is refused with FSDP)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
+import math
 import socket
 import threading
 import time
@@ -26,6 +27,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 from rlvr.errors import ConfigError
 from rlvr.rewards.attacks import KINDS, Attack, all_attacks, applies
+from rlvr.rewards.calling import call_reward
 from rlvr.rewards.code_verifier import CodeVerifier
 from rlvr.rewards.format_verifier import FormatVerifier
 from rlvr.rewards.sandbox import Limits
@@ -74,12 +76,18 @@ def status_of(attack: Attack, score: float) -> str:
     return "hacked" if score > attack.expected + 1e-9 else "ok"
 
 
+AUDIT_PROMPT = "Answer the question."  # for reward functions that read the prompt (needs_prompt)
+
+
 def score_one(fn: Callable, attack: Attack, budget_s: float) -> Outcome:
-    """Call `fn(response, gold)` once under a wall-clock budget; never raises."""
+    """Call the reward function once (`rlvr.rewards.calling`) under a wall-clock budget; never
+    raises. A score that is not a finite number in [0, 1] is an error, as in training."""
     start = time.perf_counter()
     try:
-        out = run_with_time_limit(fn, budget_s, attack.response, attack.gold)
+        out = run_with_time_limit(call_reward, budget_s, fn, attack.response, attack.gold, AUDIT_PROMPT)
         score = float(getattr(out, "score", out))  # a Verdict or a plain number
+        if not (math.isfinite(score) and 0.0 <= score <= 1.0):
+            raise ValueError(f"returned {score}, not a number in [0, 1]")
     except VerifierTimeout:
         return Outcome(attack, 0.0, f"no answer within {budget_s} s", (), budget_s, "timeout")
     except Exception as e:  # a user's function: its crash is a finding, reported per attack

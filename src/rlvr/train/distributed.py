@@ -3,9 +3,8 @@ collectives the loop needs outside FSDP itself (summing metrics).
 
 torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT for each process; the
 group is made from them. Collectives on CPU tensors go through gloo; where CUDA is present the
-group also gets nccl for CUDA tensors and each rank is pinned to GPU LOCAL_RANK. The trainer
-itself runs where `load_model` put the model (the CPU in this version: nothing in rlvr moves
-the trainer to a GPU yet), so only the gloo path is exercised and tested.
+group also gets nccl for CUDA tensors and each rank is pinned to GPU LOCAL_RANK, where
+`model.device = "cuda"` puts its model. Only the gloo (CPU) path has been run and tested.
 """
 
 from __future__ import annotations

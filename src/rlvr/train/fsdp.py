@@ -87,9 +87,10 @@ class FSDPTrainer(Trainer):
         sums: dict[str, float] = defaultdict(float)
         for index in rank_rows(len(batch.input_ids), self.rank, self.world_size, self.micro_batch_size):
             if len(index):
-                self.micro_step(batch.rows(index), weights[index], sums)
+                self.micro_step(batch.rows(index).to(self.device), weights[index].to(self.device), sums)
             else:  # nothing left here: join the collectives with a zero gradient
-                completion_logits(self.model, batch.rows(torch.tensor([0]))).sum().mul(0.0).backward()
+                one_row = batch.rows(torch.tensor([0])).to(self.device)
+                completion_logits(self.model, one_row).sum().mul(0.0).backward()
         return reduce_metrics(dict(sums))
 
     def clip_gradients(self) -> torch.Tensor:

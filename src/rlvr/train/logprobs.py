@@ -24,7 +24,9 @@ def completion_logits(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
 def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """log softmax(logits / temperature) at the target tokens. (B, T, V), (B, T) → (B, T).
 
-    Matches the engine's sampling log-probs, which use the same temperature."""
+    Matches the engine's sampling log-probs, which use the same temperature, and like them is
+    computed in float32 whatever dtype the head gave the logits."""
+    logits = logits.float()
     if temperature not in (0.0, 1.0):
         logits = logits / temperature
     return torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
@@ -35,6 +37,7 @@ def token_entropy(logits: torch.Tensor, temperature: float = 1.0, *, with_grad: 
     the log-probs and the loss use. (B, T, V) → (B, T). With gradient only when asked (an
     entropy bonus), since it keeps a (B, T, V) softmax in the graph."""
     with torch.set_grad_enabled(with_grad and torch.is_grad_enabled()):
+        logits = logits.float()
         if temperature not in (0.0, 1.0):
             logits = logits / temperature
         logp = torch.log_softmax(logits, dim=-1)

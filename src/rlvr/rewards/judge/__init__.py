@@ -1,8 +1,9 @@
 """GenRM judges: a model reasons, then answers yes or no; the reward is its P(yes).
 
 `genrm.py` holds the maths and the prompt; `backend.py` the two-method contract a judge model
-meets; `transformers_backend.py` (in process, needs torch: import it directly) and
-`http_backend.py` (an OpenAI-compatible server, standard library) implement it.
+meets; `http_backend.py` (an OpenAI-compatible server, standard library) implements it, and
+so does `rlvr.orchestrate.judge_backend` (a model in process: it lives with the model code,
+since `rewards` imports none).
 """
 
 from rlvr.rewards.judge.backend import JudgeBackend, ReasonParams

@@ -8,7 +8,7 @@ A backend does two things, and nothing about yes or no:
   are those of the model's untempered distribution (temperature 1), whatever the sampling
   temperature of the reasoning was.
 
-Two implementations: `TransformersJudgeBackend` (in process, `transformers_backend.py`) and
+Two implementations: `TransformersJudgeBackend` (in process, `rlvr.orchestrate.judge_backend`) and
 `HttpJudgeBackend` (an OpenAI-compatible `/v1/completions` server, `http_backend.py`). Both
 re-tokenise the text they are given, so they see exactly the same input.
 """

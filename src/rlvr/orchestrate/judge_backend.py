@@ -1,7 +1,9 @@
 """The in-process judge: sampling with `rlvr.engines.HFEngine`, the verdict from one forward.
 
-Imported only when `reward.judge.backend = "transformers"` (it needs torch; `rlvr.rewards`
-itself stays free of model code).
+Imported only when `reward.judge.backend = "transformers"`. It lives in `orchestrate`, which
+may use engines, so that `rlvr.rewards` stays free of model code. The judge model runs on the
+CPU in float32, whatever `model.device` says (the policy's device is not the judge's business;
+a large judge belongs behind the HTTP backend, on a server such as vLLM).
 """
 
 from __future__ import annotations
