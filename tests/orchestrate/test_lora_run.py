@@ -84,3 +84,15 @@ def test_ray_workers_take_adapter_only_weights(ray_cluster, tmp_path):
     assert len(sent) == 2 * 4 * 2 and all(".lora_" in k for k in sent)  # 2 layers x q,k,v,o x A,B
     for r in rows:  # both workers sample from the trainer's adapters
         assert r["mismatch/kl"] < 1e-6
+
+
+def test_lora_with_a_critic_trains_the_critic_adapters_and_head_only(tmp_path):
+    from rlvr.orchestrate.components import build
+
+    config = load_config(REPO / "recipes" / "ppo.toml", [f"run.output_dir={tmp_path}", *LORA, "train.steps=2"])
+    critic = build(config, REPO).critic.model
+    trainable = {n for n, p in critic.named_parameters() if p.requires_grad}
+    assert trainable and all("lora_" in n or n.startswith("head.") for n in trainable)
+    assert {"head.weight", "head.bias"} <= trainable
+    rows = train(config).folder.read_metrics()
+    assert [r["step"] for r in rows] == [1, 2] and all(r["critic/value_loss"] >= 0 for r in rows)
