@@ -32,17 +32,25 @@ def grads(trainer: Trainer):
     return torch.cat([p.grad.flatten() for p in trainer.model.parameters() if p.grad is not None])
 
 
-@pytest.mark.parametrize("aggregation", sorted(AGGREGATIONS))
-def test_micro_batches_reproduce_the_full_batch_gradient(tiny_model, tokenizer, aggregation):
-    batch = rollout_batch(tiny_model, tokenizer)
-    objective = Objective(aggregation=aggregation, aggregation_constant=5.0)
-    full = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=12)
+def assert_micro_batches_exact(model, batch, objective, micro: int, keys: tuple[str, ...]) -> dict:
+    """Gradients and the metrics `keys` of micro-batches of `micro` rows equal the full batch's;
+    returns the full batch's metrics."""
+    full = Trainer(model, objective, OptimConfig(), micro_batch_size=len(batch.input_ids))
     m_full = full.accumulate_gradients(batch)
     g_full = grads(full)
-    one = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=1)
-    m_one = one.accumulate_gradients(batch)
-    torch.testing.assert_close(grads(one), g_full, atol=1e-6, rtol=1e-4)
-    assert m_one["loss/policy"] == pytest.approx(m_full["loss/policy"], abs=1e-6)
+    split = Trainer(model, objective, OptimConfig(), micro_batch_size=micro)
+    m_split = split.accumulate_gradients(batch)
+    torch.testing.assert_close(grads(split), g_full, atol=1e-6, rtol=1e-4)
+    for key in keys:
+        assert m_split[key] == pytest.approx(m_full[key], abs=1e-6), key
+    return m_full
+
+
+@pytest.mark.parametrize("aggregation", sorted(AGGREGATIONS))
+def test_micro_batches_reproduce_the_full_batch_gradient(tiny_model, tokenizer, aggregation):
+    objective = Objective(aggregation=aggregation, aggregation_constant=5.0)
+    m_full = assert_micro_batches_exact(tiny_model, rollout_batch(tiny_model, tokenizer), objective, 1,
+                                        ("loss/policy",))
     assert m_full["policy/clip_low_frac"] + m_full["policy/clip_high_frac"] > 0
 
 
@@ -59,15 +67,8 @@ VARIANTS = {
 @pytest.mark.parametrize("objective", VARIANTS.values(), ids=VARIANTS.keys())
 def test_micro_batches_reproduce_the_full_batch_gradient_for_each_axis(tiny_model, tokenizer, objective):
     # The entropy bonus goes through the model's logits, so this also checks its gradient path.
-    batch = rollout_batch(tiny_model, tokenizer)
-    full = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=12)
-    m_full = full.accumulate_gradients(batch)
-    g_full = grads(full)
-    one = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=5)
-    m_one = one.accumulate_gradients(batch)
-    torch.testing.assert_close(grads(one), g_full, atol=1e-6, rtol=1e-4)
-    for key in ("loss/policy", "policy/entropy", "policy/ratio_mean"):
-        assert m_one[key] == pytest.approx(m_full[key], abs=1e-6)
+    assert_micro_batches_exact(tiny_model, rollout_batch(tiny_model, tokenizer), objective, 5,
+                               ("loss/policy", "policy/entropy", "policy/ratio_mean"))
 
 
 def test_positive_lm_loss_splits_exactly_over_micro_batches(tiny_model, tokenizer):
@@ -77,13 +78,7 @@ def test_positive_lm_loss_splits_exactly_over_micro_batches(tiny_model, tokenize
     rewards = torch.tensor([float(i % 3 == 0) for i in range(12)])
     batch = dataclasses.replace(batch, lm_weight=positive_lm_weights(batch.completion_mask, rewards))
     objective = Objective(aggregation="token_mean", positive_lm_coef=0.1)
-    full = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=12)
-    m_full = full.accumulate_gradients(batch)
-    g_full = grads(full)
-    one = Trainer(tiny_model, objective, OptimConfig(), micro_batch_size=5)
-    m_one = one.accumulate_gradients(batch)
-    torch.testing.assert_close(grads(one), g_full, atol=1e-6, rtol=1e-4)
-    assert m_one["loss/positive_lm"] == pytest.approx(m_full["loss/positive_lm"], abs=1e-6)
+    m_full = assert_micro_batches_exact(tiny_model, batch, objective, 5, ("loss/policy", "loss/positive_lm"))
     assert m_full["loss/positive_lm"] > 0
 
 
