@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,15 @@ def test_each_verifier_gets_its_own_settings():
     assert maths("the answer is 5", "5").score == 0.0 and maths("\\boxed{5}", "5").score == 1.0
     with pytest.raises(ConfigError, match="reward: unknown answer extractor"):
         build_reward_fn(load_config(None, ["reward.extract=['nope']"]).reward)
+
+
+def test_an_in_process_judge_folder_is_found_like_model_path(tmp_path, monkeypatch):
+    from rlvr.config.schema import JudgeSection, RewardSection
+    from rlvr.orchestrate.components import judge_path_resolved
+
+    monkeypatch.chdir(tmp_path)  # the relative folder is not under the working directory
+    repo = Path(__file__).resolve().parents[2]
+    judged = RewardSection(verifier="judge", judge=JudgeSection(model="models/tiny-arith"))
+    assert judge_path_resolved(judged, repo).judge.model == str(repo / "models" / "tiny-arith")
+    served = RewardSection(verifier="judge", judge=JudgeSection(backend="http", url="http://x/v1", model="m"))
+    assert judge_path_resolved(served, repo).judge.model == "m"  # a served model's name, not a folder

@@ -12,6 +12,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from rlvr.algo import Objective
 from rlvr.algo.objective import check_coherence
 from rlvr.config import Config
+from rlvr.config.schema import RewardSection
 from rlvr.engines import Engine, HFEngine, SamplingParams
 from rlvr.engines.loading import load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
@@ -129,6 +130,14 @@ def load_policy(config: Config, model_path: Path, weights_from: Path | None) -> 
     return policy
 
 
+def judge_path_resolved(reward: RewardSection, base: Path) -> RewardSection:
+    """The reward settings with an in-process judge's model folder found like `model.path`."""
+    j = reward.judge
+    if j.backend != "transformers" or not j.model:
+        return reward
+    return reward.model_copy(update={"judge": j.model_copy(update={"model": str(resolve_path(j.model, base))})})
+
+
 def load_reference(config: Config, objective: Objective, policy: PreTrainedModel, model_path: Path,
                    device: torch.device) -> PreTrainedModel | None:
     """The KL reference: the base weights when the objective has a KL term. With LoRA, the
@@ -170,5 +179,6 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     # Model-based rewards (RLPR) read the weights that generated the batch: the in-process
     # engine's copy, which the async trainer thread does not touch while scoring runs.
     policy = (engine.model if isinstance(engine, HFEngine) else model, tokenizer)
-    return Components(model, ref_model, tokenizer, engine, trainer, build_reward_fn(config.reward, policy),
+    reward_fn = build_reward_fn(judge_path_resolved(config.reward, base), policy)
+    return Components(model, ref_model, tokenizer, engine, trainer, reward_fn,
                       train_set, test_set, sampling, critic)
