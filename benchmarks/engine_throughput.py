@@ -1,21 +1,24 @@
-"""rlvr's in-process engine against plain `model.generate`, on the same sampling work.
+"""rlvr's in-process engine (fast Qwen2 path and generic path) against plain `model.generate`.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/engine_throughput.py [--reps 5] [--out FILE]
 
 The model is WORKLOAD.md's (3.97M-parameter Qwen2, random init, character tokenizer, fp32) and
 the work is one rollout batch of the workload: 8 prompts x 8 samples, 64 new tokens each,
-temperature 1. Both sides are forced to the same length (EOS suppressed until 64 tokens), so
+temperature 1. All sides are forced to the same length (EOS suppressed until 64 tokens), so
 they generate exactly the same number of tokens:
 
   - `HFEngine.generate(prompts, 8, SamplingParams(64, min_new_tokens=64))`: rlvr's sampler,
-    which also returns each token's log-prob, the finish reasons and decoded text.
+    which also returns each token's log-prob, the finish reasons and decoded text; once with
+    its default fast decode path (`rlvr.engines.qwen2_decode`), once with `fast_decode=False`
+    (the model's own forward with a `DynamicCache`, "HF path").
   - `model.generate(ids, attention_mask, do_sample=True, top_k=0, min_new_tokens=64,
     max_new_tokens=64, num_return_sequences=8)` with `output_scores=True`, so that it too
     keeps what log-probs need (without it, it does less work than the engine).
 
-The two run interleaved, `--reps` times each after one warm-up, and the report is the ratio
-of the medians (tokens/s of the engine over tokens/s of `generate`), measured in the same run
-on the same machine: absolute times on a shared machine are noise.
+The three run interleaved, `--reps` times each after one warm-up, and the report gives ratios
+of the medians (fast / HF path, fast / `generate`, HF path / `generate`, as tokens/s over
+tokens/s), measured in the same run on the same machine: absolute times on a shared machine
+are noise.
 """
 
 from __future__ import annotations
@@ -71,26 +74,33 @@ def main() -> None:
     tokenizer = build_char_tokenizer(128)
     model = tiny_qwen2(**MODEL).eval()
     prompts = [text for text, _ in make_prompts()[:PROMPTS_PER_STEP]]
-    engine = HFEngine(model, tokenizer, seed=0)
-    time_engine(engine, prompts), time_generate(model, tokenizer, prompts)  # warm-up
-    engine_s, generate_s, tokens = [], [], set()
+    fast, slow = HFEngine(model, tokenizer, seed=0), HFEngine(model, tokenizer, seed=0, fast_decode=False)
+    sides = {"fast": lambda: time_engine(fast, prompts), "hf_path": lambda: time_engine(slow, prompts),
+             "generate": lambda: time_generate(model, tokenizer, prompts)}
+    for run in sides.values():  # warm-up
+        run()
+    seconds: dict[str, list[float]] = {name: [] for name in sides}
+    tokens = set()
     for _ in range(args.reps):
-        for timings, run in ((engine_s, lambda: time_engine(engine, prompts)),
-                             (generate_s, lambda: time_generate(model, tokenizer, prompts))):
-            seconds, n = run()
-            timings.append(seconds)
+        for name, run in sides.items():
+            s, n = run()
+            seconds[name].append(s)
             tokens.add(n)
     if len(tokens) != 1:
-        raise SystemExit(f"the two sides generated different token counts: {sorted(tokens)}")
+        raise SystemExit(f"the sides generated different token counts: {sorted(tokens)}")
     n = tokens.pop()
+    med = {name: statistics.median(s) for name, s in seconds.items()}
     result = {"tokens_per_call": n, "reps": args.reps,
-              "engine_tokens_per_s": n / statistics.median(engine_s),
-              "generate_tokens_per_s": n / statistics.median(generate_s),
-              "engine_over_generate": statistics.median(generate_s) / statistics.median(engine_s),
-              "engine_s": engine_s, "generate_s": generate_s}
-    print(f"{n} tokens a call; median over {args.reps}: HFEngine {result['engine_tokens_per_s']:.0f} tok/s, "
-          f"model.generate {result['generate_tokens_per_s']:.0f} tok/s; "
-          f"HFEngine / generate = {result['engine_over_generate']:.2f}x")
+              **{f"{name}_tokens_per_s": n / m for name, m in med.items()},
+              "fast_over_hf_path": med["hf_path"] / med["fast"],
+              "fast_over_generate": med["generate"] / med["fast"],
+              "hf_path_over_generate": med["generate"] / med["hf_path"],
+              **{f"{name}_s": s for name, s in seconds.items()}}
+    print(f"{n} tokens a call; median over {args.reps}: HFEngine fast {result['fast_tokens_per_s']:.0f} tok/s, "
+          f"HFEngine HF path {result['hf_path_tokens_per_s']:.0f} tok/s, "
+          f"model.generate {result['generate_tokens_per_s']:.0f} tok/s; fast / HF path = "
+          f"{result['fast_over_hf_path']:.2f}x, fast / generate = {result['fast_over_generate']:.2f}x, "
+          f"HF path / generate = {result['hf_path_over_generate']:.2f}x")
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
 

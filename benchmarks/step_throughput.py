@@ -1,7 +1,7 @@
 """Time rlvr on the fixed GRPO workload `arith64-tinyqwen2-g8-v1` (shared/bench/WORKLOAD.md).
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/step_throughput.py [--steps 10] [--out FILE]
-        [--profile [FILE.pstats]] [--torch-profile]
+        [--profile [FILE.pstats]] [--torch-profile] [--hf-decode] [--ab-decode]
 
 Every stage goes through rlvr's own components: `HFEngine.generate` samples, the reward below
 scores, `outcome_advantages` + `collate` build the batch, `Trainer.step` runs the training
@@ -16,7 +16,11 @@ figure divides the median s/step by the floor at the best rate of the whole run.
 
 `--profile` runs cProfile over the last step and prints the top functions; `--torch-profile`
 runs torch.profiler over the last step's generation and training and prints the time per op
-category and the top ops. A profiled step is left out of the medians.
+category and the top ops. A profiled step is left out of the medians. `--hf-decode` samples
+through the model's own forward (`HFEngine(fast_decode=False)`) instead of the default fast
+Qwen2 decode path. `--ab-decode` also times the *other* decode path on the same prompts and
+weights every step, just before the step (outside its timings), and reports what the step's
+x of floor would have been with that generation time: both paths measured in one run.
 """
 
 from __future__ import annotations
@@ -247,18 +251,24 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--torch-profile", action="store_true",
                     help="torch.profiler over the last step's generation and training; print the "
                          "time per op category and the top ops")
+    ap.add_argument("--hf-decode", action="store_true",
+                    help="sample through the model's own forward (HFEngine fast_decode=False), "
+                         "not rlvr.engines.qwen2_decode")
+    ap.add_argument("--ab-decode", action="store_true",
+                    help="also time the other decode path each step (same prompts and weights) "
+                         "and report the step's x of floor with it")
     args = ap.parse_args()
     if args.steps < 2:
         ap.error("--steps must be at least 2 (step 1 is warm-up)")
     return args
 
 
-def setup():
+def setup(fast_decode: bool = True):
     """The workload's model, tokenizer, prompts, engine, sampling, trainer and FLOP count."""
     tokenizer = build_char_tokenizer(128)
     model = tiny_qwen2(**MODEL)
     check_setup(model, tokenizer)
-    engine = HFEngine(copy.deepcopy(model), tokenizer, seed=ENGINE_SEED)
+    engine = HFEngine(copy.deepcopy(model), tokenizer, seed=ENGINE_SEED, fast_decode=fast_decode)
     params = SamplingParams(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, temperature=1.0)
     objective = Objective(aggregation="token_mean", surrogate="ppo_clip",
                           surrogate_args={"eps_low": 0.2, "eps_high": 0.2})
@@ -270,8 +280,17 @@ def setup():
     return model, tokenizer, make_prompts(), engine, params, trainer, flops
 
 
-def run_steps(args, model, tokenizer, prompts, engine, params, trainer, flops):
-    """Run the steps; returns the per-step records, the mm rates sampled, and the profilers."""
+def time_other_path(other: HFEngine, step: int, prompts, params) -> float:
+    """Seconds for `other` (the decode path not under test) to generate this step's rollouts."""
+    picks = [prompts[(step * PROMPTS_PER_STEP + i) % N_PROMPTS][0] for i in range(PROMPTS_PER_STEP)]
+    t0 = time.perf_counter()
+    other.generate(picks, GROUP, params)
+    return time.perf_counter() - t0
+
+
+def run_steps(args, model, tokenizer, prompts, engine, params, trainer, flops, other=None):
+    """Run the steps; returns the per-step records, the mm rates sampled, and the profilers.
+    `other`: an engine on the other decode path, timed on each step's prompts before the step."""
     # The mm rate is sampled before every step and after the last one (outside the step
     # timings), so that a shared machine's load shows in the floor as it shows in the steps.
     mm_before = [mm_rates(MM_REPS_PER_STEP)]
@@ -290,12 +309,22 @@ def run_steps(args, model, tokenizer, prompts, engine, params, trainer, flops):
             prof = cProfile.Profile()
             prof.enable()
         around = torch_profiled if args.torch_profile and last else (lambda phase: contextlib.nullcontext())
+        other_s = None if other is None else time_other_path(other, s, prompts, params)
         r = run_step(s, prompts, engine, trainer, model, tokenizer, params, around)
         if prof is not None:
             prof.disable()
+        if other is not None:
+            other.load_weights(model.state_dict(), version=s + 1)
         mm_before.append(mm_rates(MM_REPS_PER_STEP))
         # This step's own floor: the best mm rate just before or just after it.
-        r["paired_x_of_floor"] = r["step_s"] / (flops["total"] / (max(mm_before[-2] + mm_before[-1]) * 1e9))
+        rate = max(mm_before[-2] + mm_before[-1]) * 1e9
+        floor_s, gen_floor_s = flops["total"] / rate, flops["generation"] / rate
+        r["paired_x_of_floor"] = r["step_s"] / floor_s
+        r["generation_paired_x_of_floor"] = r["generation_s"] / gen_floor_s
+        if other_s is not None:
+            r["other_path_generation_s"] = other_s
+            r["other_path_paired_x_of_floor"] = (r["step_s"] - r["generation_s"] + other_s) / floor_s
+            r["other_path_generation_paired_x_of_floor"] = other_s / gen_floor_s
         steps.append(r)
         print(f"step {s + 1:2d}  {r['step_s']:6.2f} s  (generation {r['generation_s']:5.2f}, "
               f"train fwd {r['train_forward_s']:5.2f}, bwd {r['backward_s']:5.2f}, "
@@ -310,7 +339,7 @@ def summarize(args, steps, rates, flops, profiled: bool) -> dict:
     if profiled and len(timed) > 1:  # a profiler slows the profiled step: leave it out
         timed = timed[:-1]
     med = {k: statistics.median(r[k] for r in timed) for k in timed[0]
-           if k.endswith("_s") or k in ("minor_faults", "paired_x_of_floor")}
+           if k.endswith(("_s", "paired_x_of_floor")) or k == "minor_faults"}
     rate = max(rates)
     floor_s = flops["total"] / (rate * 1e9)
     tokens = PROMPTS_PER_STEP * GROUP * NEW_TOKENS
@@ -319,6 +348,12 @@ def summarize(args, steps, rates, flops, profiled: bool) -> dict:
         "steps": args.steps,
         "s_per_step": med["step_s"],
         "x_of_floor": med["paired_x_of_floor"],
+        "generation_x_of_its_floor": med["generation_paired_x_of_floor"],
+        **({"other_decode_path": {
+            "path": "fast" if args.hf_decode else "hf",
+            "x_of_floor": med["other_path_paired_x_of_floor"],
+            "generation_x_of_its_floor": med["other_path_generation_paired_x_of_floor"],
+            "generation_s": med["other_path_generation_s"]}} if "other_path_generation_s" in med else {}),
         "x_of_floor_best_rate": med["step_s"] / floor_s,
         "completion_tokens_per_s": tokens / med["step_s"],
         "split_s": {k[:-2]: v for k, v in med.items() if k.endswith("_s") and k != "step_s"},
@@ -334,13 +369,15 @@ def summarize(args, steps, rates, flops, profiled: bool) -> dict:
         "env": {"torch": torch.__version__, "transformers": transformers.__version__,
                 "python": platform.python_version(), "threads": torch.get_num_threads(),
                 "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "cpus": os.cpu_count(),
-                "load_avg_1m": os.getloadavg()[0], "profiled_last_step": profiled},
+                "load_avg_1m": os.getloadavg()[0], "profiled_last_step": profiled,
+                "decode_path": "hf" if args.hf_decode else "fast"},
     }
 
 
 def print_report(args, result: dict, flops: dict, profiled: bool) -> None:
     sp, med_step = result["split_s"], result["s_per_step"]
-    print(f"\n{WORKLOAD}: {args.steps} steps, medians of steps 2..{args.steps}"
+    print(f"\n{WORKLOAD}: {args.steps} steps, medians of steps 2..{args.steps}, "
+          f"{'HF-forward' if args.hf_decode else 'fast'} decode path"
           + (" (the profiled last step excluded)" if profiled else ""))
     print(f"  s/step               {med_step:.2f}")
     print(f"  x of floor           {result['x_of_floor']:.2f}  (median over steps of s/step over that "
@@ -352,7 +389,12 @@ def print_report(args, result: dict, flops: dict, profiled: bool) -> None:
     print(f"  completion tokens/s  {result['completion_tokens_per_s']:.0f}")
     print(f"  achieved GFLOP/s     {result['achieved_gflop_s']:.1f}  "
           f"({flops['generation'] / 1e9:.1f} generation + {flops['training'] / 1e9:.1f} training GFLOP)")
-    print(f"  generation           {sp['generation']:.2f} s  ({result['generation_share']:.0%} of the step)")
+    print(f"  generation           {sp['generation']:.2f} s  ({result['generation_share']:.0%} of the step; "
+          f"{result['generation_x_of_its_floor']:.2f}x its floor)")
+    if (other := result.get("other_decode_path")) is not None:
+        print(f"  other decode path    {other['path']}: generation {other['generation_s']:.2f} s "
+              f"({other['generation_x_of_its_floor']:.2f}x its floor); the step at "
+              f"{other['x_of_floor']:.2f}x of floor with it (timed on the same prompts and weights)")
     print(f"  scoring              {sp['scoring']:.4f} s")
     print(f"  training forward     {sp['train_forward']:.2f} s")
     print(f"  backward             {sp['backward']:.2f} s")
@@ -370,8 +412,10 @@ def main() -> None:
         print(f"warning: OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, WORKLOAD.md fixes PASSIVE",
               file=sys.stderr)
     torch.set_num_threads(THREADS)
-    model, tokenizer, prompts, engine, params, trainer, flops = setup()
-    steps, rates, prof, tprofs = run_steps(args, model, tokenizer, prompts, engine, params, trainer, flops)
+    model, tokenizer, prompts, engine, params, trainer, flops = setup(fast_decode=not args.hf_decode)
+    other = HFEngine(copy.deepcopy(model), tokenizer, seed=ENGINE_SEED, fast_decode=args.hf_decode) \
+        if args.ab_decode else None
+    steps, rates, prof, tprofs = run_steps(args, model, tokenizer, prompts, engine, params, trainer, flops, other)
     profiled = prof is not None or args.torch_profile
     result = summarize(args, steps, rates, flops, profiled)
     print_report(args, result, flops, profiled)

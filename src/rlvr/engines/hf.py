@@ -2,6 +2,9 @@
 
 One decode step is one forward pass over the whole batch with the cache; finished rows keep
 being fed padding (cheaper than reshaping the cache) and the loop ends when all rows finish.
+For Qwen2 models the forward is `rlvr.engines.qwen2_decode`'s (the same function with a
+preallocated cache and fused weights; `fast_decode=False` turns it off); for any other model
+it is the model's own, with a `DynamicCache`.
 
 In-flight weight updates (PipelineRL): after `accept_inflight_weights(poll)`, `poll` is asked for new weights
 before every decode forward, and new ones are loaded at once; the running generation goes on
@@ -24,6 +27,7 @@ from collections.abc import Callable
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
+from rlvr.engines import qwen2_decode
 from rlvr.engines.base import Engine, SamplingParams
 from rlvr.engines.loading import pad_token_id
 from rlvr.engines.weight_keys import check_weight_keys
@@ -71,8 +75,13 @@ def sample_next(logits: torch.Tensor, params: SamplingParams, gen: torch.Generat
 class HFEngine(Engine):
     """Samples from a `transformers` causal LM in this process (CPU or one GPU)."""
 
-    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024):
+    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024,
+                 fast_decode: bool = True):
         self.model = model.eval()
+        # fast_decode: sample through rlvr.engines.qwen2_decode (the same function, fewer ops)
+        # when it supports the model; otherwise, or when False, through the model's forward.
+        self.fast_decode = fast_decode
+        self._fused: qwen2_decode.FusedWeights | None = None  # made on first use, for self.model
         self.tokenizer = tokenizer
         self.eos_id = tokenizer.eos_token_id
         self.pad_id = pad_token_id(tokenizer)
@@ -96,6 +105,8 @@ class HFEngine(Engine):
         check_weight_keys(state_dict, self.model.state_dict())  # strict, LoRA's partial dict allowed
         self.model.load_state_dict(state_dict, strict=False)
         self._version = version
+        if self._fused is not None:
+            self._fused.invalidate()
 
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
         encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
@@ -123,29 +134,51 @@ class HFEngine(Engine):
         device = next(self.model.parameters()).device
         ids, mask = left_pad(rows, self.pad_id)
         ids, mask = ids.to(device), mask.to(device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        cache = DynamicCache(config=self.model.config)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                         use_cache=True, logits_to_keep=1, **{self._cache_kw: cache})
+        if self.fast_decode and qwen2_decode.supports(self.model):
+            if self._fused is None or self._fused.model is not self.model:
+                self._fused = qwen2_decode.FusedWeights(self.model)
+            decoder = qwen2_decode.Qwen2Decoder(self.model, self._fused, ids, mask, params.max_new_tokens)
+        else:
+            decoder = _ModelDecoder(self.model, self._cache_kw, ids, mask)
+        logits = decoder.prefill()
         tracker = _Tracker(len(rows), self.eos_id, params, self.tokenizer)
-        next_pos = positions[:, -1:] + 1
         for t in range(params.max_new_tokens):
             banned = self.eos_id if t < params.min_new_tokens else None
-            token, logp = sample_next(out.logits[:, -1, :], params, self.generator, banned)
+            token, logp = sample_next(logits, params, self.generator, banned)
             tracker.record(token.cpu(), logp.cpu(), self._version)
             if tracker.all_done() or t == params.max_new_tokens - 1:
                 break
             feed = torch.where(tracker.active.to(device), token, torch.full_like(token, self.pad_id))
-            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
             self._take_inflight_weights()
-            out = self.model(input_ids=feed[:, None], attention_mask=mask, position_ids=next_pos,
-                             use_cache=True, **{self._cache_kw: cache})
-            next_pos = next_pos + 1
+            logits = decoder.step(feed)
         return tracker.rollouts(rows)
 
     def _take_inflight_weights(self) -> None:
         if self._weight_poll is not None and (new := self._weight_poll()) is not None:
             self.load_weights(*new)
+
+
+class _ModelDecoder:
+    """The generic path: the model's own forward with a `DynamicCache`; the same interface as
+    `qwen2_decode.Qwen2Decoder` (prefill, then step per token, each giving logits (B, V))."""
+
+    def __init__(self, model: PreTrainedModel, cache_kw: str, ids: torch.Tensor, mask: torch.Tensor):
+        self.model, self.ids, self.mask = model, ids, mask
+        self.positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        self.cache_kw = {cache_kw: DynamicCache(config=model.config)}
+
+    def prefill(self) -> torch.Tensor:
+        out = self.model(input_ids=self.ids, attention_mask=self.mask, position_ids=self.positions,
+                         use_cache=True, logits_to_keep=1, **self.cache_kw)
+        self.next_pos = self.positions[:, -1:] + 1
+        return out.logits[:, -1, :]
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        self.mask = torch.cat([self.mask, torch.ones_like(self.mask[:, :1])], dim=1)
+        out = self.model(input_ids=tokens[:, None], attention_mask=self.mask, position_ids=self.next_pos,
+                         use_cache=True, **self.cache_kw)
+        self.next_pos = self.next_pos + 1
+        return out.logits[:, -1, :]
 
 
 class _Tracker:

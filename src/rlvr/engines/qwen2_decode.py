@@ -1,0 +1,258 @@
+"""A leaner forward for sampling from Qwen2 models: the same function as transformers', fewer ops.
+
+`transformers`' Qwen2 forward pays, per decoded token and layer, for a `DynamicCache` that
+concatenates K and V, a `rotate_half` that concatenates, a cos/sin of the positions, three
+q/k/v and two gate/up GEMMs, and module dispatch. This path computes the same function with:
+
+- preallocated K/V buffers (B, kv_heads, P + T, head_dim) per layer, written in place;
+- cos/sin of every position of the generation computed once, before the prefill;
+- RoPE on q and k together, with `rotate_half(x) * sin` rewritten as `swap(x) * sin_signed`
+  (swap exchanges the two halves, sin_signed = [-sin, sin]): the same products, one op fewer;
+- one q|k|v and one gate|up GEMM over weights concatenated once per weight version
+  (`FusedWeights`), rebuilt when any parameter changes (a `load_weights`, an optimiser step);
+- grouped-query attention for a single new token done by folding each KV head's group of
+  query heads into SDPA's query-length axis (no repeat of K/V).
+
+Left padding is handled as `HFEngine` does: positions are cumsum(mask) - 1, padded keys are
+masked out for every query; a padded query attends to itself only, so its (unused) output
+stays finite. The embedding and the output head are the model's own modules, so a patched
+head (`rlvr.models.precision.use_fp32_head`) is honoured.
+
+`unsupported_reason(model)` says why a model cannot take this path (HFEngine then uses the
+generic loop); `supports(model)` is its boolean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from transformers.models.qwen2.modeling_qwen2 import (
+    Qwen2DecoderLayer,
+    Qwen2ForCausalLM,
+    Qwen2RMSNorm,
+)
+
+from rlvr.errors import RlvrError
+
+# RoPE types whose inv_freq is fixed at init, so the model's own `inv_freq` buffer is exact.
+# Dynamic ones (dynamic NTK, longrope) change it with the sequence length: not implemented.
+ROPE_TYPES = ("default", "linear")
+
+_LAYER_CHILDREN = {"self_attn", "mlp", "input_layernorm", "post_attention_layernorm"}
+_ATTN_CHILDREN = {"q_proj", "k_proj", "v_proj", "o_proj"}
+_MLP_CHILDREN = {"gate_proj", "up_proj", "down_proj", "act_fn"}
+
+
+def unsupported_reason(model: torch.nn.Module) -> str | None:
+    """None when this path computes exactly `model`'s forward; otherwise why it cannot."""
+    if not isinstance(model, Qwen2ForCausalLM):
+        return f"{type(model).__name__} is not a Qwen2ForCausalLM"
+    if model.training:
+        return "the model is in training mode (dropout)"
+    cfg = model.config
+    if getattr(cfg, "hidden_act", None) != "silu":
+        return f"hidden_act {cfg.hidden_act!r} (only silu)"
+    if getattr(cfg, "use_sliding_window", False) or any(
+            t != "full_attention" for t in (getattr(cfg, "layer_types", None) or [])):
+        return "sliding-window attention layers"
+    rope_type = getattr(model.model.rotary_emb, "rope_type", None)
+    if rope_type not in ROPE_TYPES:
+        return f"rope type {rope_type!r} (implemented: {', '.join(ROPE_TYPES)})"
+    if len(model.model.layers) != cfg.num_hidden_layers:  # the HF forward runs only the first n
+        return f"{len(model.model.layers)} layers but num_hidden_layers={cfg.num_hidden_layers}"
+    if not isinstance(model.model.norm, Qwen2RMSNorm):
+        return f"final norm is {type(model.model.norm).__name__}"
+    for i, layer in enumerate(model.model.layers):
+        if (reason := _layer_reason(layer)) is not None:
+            return f"layer {i}: {reason}"
+    return None
+
+
+def _layer_reason(layer: torch.nn.Module) -> str | None:
+    # Exact child sets and exact nn.Linear types: an adapter (LoRA) or an extra norm (Qwen3's
+    # q_norm) changes the function, and this path would silently skip it.
+    if type(layer) is not Qwen2DecoderLayer:
+        return f"{type(layer).__name__} is not a Qwen2DecoderLayer"
+    attn, mlp = layer.self_attn, layer.mlp
+    for module, expected in ((layer, _LAYER_CHILDREN), (attn, _ATTN_CHILDREN), (mlp, _MLP_CHILDREN)):
+        names = {n for n, _ in module.named_children()}
+        if names != expected:
+            return f"{type(module).__name__} has submodules {sorted(names)}, expected {sorted(expected)}"
+    projections = [getattr(attn, n) for n in ("q_proj", "k_proj", "v_proj", "o_proj")]
+    projections += [getattr(mlp, n) for n in ("gate_proj", "up_proj", "down_proj")]
+    if any(type(p) is not torch.nn.Linear or "forward" in vars(p) for p in projections):
+        return "a projection is not a plain nn.Linear (adapter or patched forward)"
+    if len({attn.q_proj.bias is None, attn.k_proj.bias is None, attn.v_proj.bias is None}) != 1:
+        return "q/k/v projections disagree on having a bias"
+    if any(p.bias is not None for p in projections[3:]):
+        return "o/gate/up/down projections have a bias"
+    if any(type(n) is not Qwen2RMSNorm for n in (layer.input_layernorm, layer.post_attention_layernorm)):
+        return "a layer norm is not Qwen2RMSNorm"
+    return None
+
+
+def supports(model: torch.nn.Module) -> bool:
+    return unsupported_reason(model) is None
+
+
+@dataclass(frozen=True)
+class _Layer:
+    ln1: torch.Tensor          # (D,)
+    eps1: float
+    qkv_w: torch.Tensor        # ((H + 2 KV) hd, D): q, k, v rows stacked
+    qkv_b: torch.Tensor | None
+    o_w: torch.Tensor          # (D, H hd): the live parameter
+    ln2: torch.Tensor
+    eps2: float
+    gate_up_w: torch.Tensor    # (2 F, D)
+    down_w: torch.Tensor       # (D, F): the live parameter
+
+
+class FusedWeights:
+    """The decoder's weights, with q|k|v and gate|up concatenated once per weight version.
+
+    The concatenations are copies, so they go stale when a parameter changes in place. The
+    version key is every parameter's (storage pointer, autograd version counter), which
+    `load_state_dict`'s copy_, an optimiser step and a reassignment all change; `invalidate()`
+    forces a rebuild as well. (A write through `param.data` bypasses the version counter:
+    call `invalidate()` after one.)"""
+
+    def __init__(self, model: Qwen2ForCausalLM):
+        self.model = model
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        self._key: tuple | None = None
+        self._layers: list[_Layer] = []
+        # Listed once: walking the module tree every decode step costs ~5% of a step here.
+        # (load_state_dict(assign=True) replaces parameter objects; load_weights invalidates.)
+        self._params = list(self.model.model.layers.parameters())
+
+    def layers(self) -> list[_Layer]:
+        key = tuple((p.data_ptr(), p._version) for p in self._params)
+        if key != self._key:
+            self._layers = [self._fuse(layer) for layer in self.model.model.layers]
+            self._key = key
+        return self._layers
+
+    @staticmethod
+    def _fuse(layer: Qwen2DecoderLayer) -> _Layer:
+        a, m = layer.self_attn, layer.mlp
+        qkv_b = None if a.q_proj.bias is None else torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias])
+        return _Layer(
+            ln1=layer.input_layernorm.weight, eps1=layer.input_layernorm.variance_epsilon,
+            qkv_w=torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]), qkv_b=qkv_b,
+            o_w=a.o_proj.weight,
+            ln2=layer.post_attention_layernorm.weight, eps2=layer.post_attention_layernorm.variance_epsilon,
+            gate_up_w=torch.cat([m.gate_proj.weight, m.up_proj.weight]), down_w=m.down_proj.weight,
+        )
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """Qwen2RMSNorm's arithmetic, in its order: normalise in fp32, cast back, then scale."""
+    x32 = x.float()
+    normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * normed.to(x.dtype)
+
+
+def rope_tables(model: Qwen2ForCausalLM, positions: torch.Tensor, dtype: torch.dtype):
+    """positions (B, L) → cos, sin_signed (B, L, 1, hd), as Qwen2RotaryEmbedding computes them.
+
+    sin_signed = [-sin_half, sin_half], so that rotate_half(x) * sin == swap_halves(x) * sin_signed
+    exactly (negation commutes with rounding)."""
+    rotary = model.model.rotary_emb
+    freqs = positions[..., None].float() * rotary.inv_freq.to(device=positions.device, dtype=torch.float)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos = (emb.cos() * rotary.attention_scaling).to(dtype)
+    sin = (emb.sin() * rotary.attention_scaling).to(dtype)
+    half = sin.shape[-1] // 2
+    sin_signed = torch.cat((-sin[..., :half], sin[..., half:]), dim=-1)
+    return cos[:, :, None, :], sin_signed[:, :, None, :]
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin_signed: torch.Tensor) -> torch.Tensor:
+    """x (B, S, heads, hd), cos/sin_signed (B, S, 1, hd) → x cos + rotate_half(x) sin."""
+    hd = x.shape[-1]
+    swapped = x.unflatten(-1, (2, hd // 2)).flip(-2).flatten(-2)
+    return x * cos + swapped * sin_signed
+
+
+class Qwen2Decoder:
+    """One batched generation: `prefill()` the left-padded prompts, then `step(tokens)` once per
+    new token; each returns the next-token logits (B, V) from the model's output head."""
+
+    def __init__(self, model: Qwen2ForCausalLM, weights: FusedWeights, ids: torch.Tensor,
+                 mask: torch.Tensor, max_new_tokens: int):
+        cfg = model.config
+        self.model, self.weights, self.ids = model, weights, ids
+        b, p = ids.shape
+        self.heads, self.kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        self.scale = self.head_dim ** -0.5  # Qwen2Attention.scaling
+        dtype = model.model.embed_tokens.weight.dtype
+        length = p + max_new_tokens
+        shape = (b, self.kv_heads, length, self.head_dim)
+        # Uninitialised: attention reads columns [0, filled + S) only, all written before.
+        self.k_cache = [ids.new_empty(shape, dtype=dtype) for _ in model.model.layers]
+        self.v_cache = [ids.new_empty(shape, dtype=dtype) for _ in model.model.layers]
+        # Every generated position is a real key; only the prompt's padding is masked.
+        self.key_ok = torch.ones(b, length, dtype=torch.bool, device=ids.device)
+        self.key_ok[:, :p] = mask.bool()
+        # The additive form SDPA turns a bool mask into, made once rather than every step.
+        self.key_bias = torch.zeros(b, length, dtype=dtype, device=ids.device).masked_fill(~self.key_ok, float("-inf"))
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        steps = torch.arange(1, max_new_tokens + 1, device=ids.device)
+        self.cos, self.sin = rope_tables(model, torch.cat([pos, pos[:, -1:] + steps], dim=1), dtype)
+        self.filled = 0  # cache columns written so far
+
+    def prefill(self) -> torch.Tensor:
+        p = self.ids.shape[1]
+        causal = torch.ones(p, p, dtype=torch.bool, device=self.ids.device).tril()
+        eye = torch.eye(p, dtype=torch.bool, device=self.ids.device)
+        attn_mask = ((causal & self.key_ok[:, None, :p]) | eye)[:, None]  # (B, 1, P, P)
+        return self._forward(self.ids, attn_mask)
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens (B,) → logits (B, V) for the position after them."""
+        if self.filled >= self.key_ok.shape[1]:
+            raise RlvrError(f"Qwen2Decoder.step: all {self.key_ok.shape[1] - self.ids.shape[1]} "
+                               "new-token slots (max_new_tokens) are used")
+        attn_mask = self.key_bias[:, None, None, :self.filled + 1]  # (B, 1, 1, n)
+        return self._forward(tokens[:, None], attn_mask)
+
+    def _forward(self, ids: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
+        start, s = self.filled, ids.shape[1]
+        end = start + s
+        cos, sin = self.cos[:, start:end], self.sin[:, start:end]
+        x = self.model.model.embed_tokens(ids)  # (B, S, D)
+        for i, w in enumerate(self.weights.layers()):
+            x = x + self._attention(rms_norm(x, w.ln1, w.eps1), w, i, cos, sin, attn_mask, start, end)
+            gate, up = F.linear(rms_norm(x, w.ln2, w.eps2), w.gate_up_w).chunk(2, dim=-1)
+            x = x + F.linear(F.silu(gate) * up, w.down_w)
+        self.filled = end
+        norm = self.model.model.norm
+        return self.model.get_output_embeddings()(rms_norm(x[:, -1], norm.weight, norm.variance_epsilon))
+
+    def _attention(self, h, w: _Layer, i: int, cos, sin, attn_mask, start: int, end: int) -> torch.Tensor:
+        b, s, _ = h.shape
+        nq, nkv, hd = self.heads, self.kv_heads, self.head_dim
+        qkv = F.linear(h, w.qkv_w, w.qkv_b)  # (B, S, (H + 2 KV) hd)
+        qk = apply_rope(qkv[..., :(nq + nkv) * hd].unflatten(-1, (nq + nkv, hd)), cos, sin)
+        k_all, v_all = self.k_cache[i], self.v_cache[i]
+        k_all[:, :, start:end] = qk[:, :, nq:].transpose(1, 2)
+        v_all[:, :, start:end] = qkv[..., (nq + nkv) * hd:].unflatten(-1, (nkv, hd)).transpose(1, 2)
+        k, v = k_all[:, :, :end], v_all[:, :, :end]
+        if s == 1:
+            # Query head h reads KV head h // group (repeat_kv's order), so a KV head's group
+            # of query heads is a length-`group` query sequence against that head's keys.
+            q = qk[:, 0, :nq].unflatten(1, (nkv, nq // nkv))  # (B, KV, group, hd)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=self.scale)
+            out = out.reshape(b, 1, nq * hd)
+        else:
+            q = qk[:, :, :nq].transpose(1, 2)  # (B, H, S, hd)
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=self.scale,
+                                                 enable_gqa=nq != nkv)
+            out = out.transpose(1, 2).reshape(b, s, nq * hd)
+        return F.linear(out, w.o_w)
