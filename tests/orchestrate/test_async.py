@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -46,9 +47,17 @@ def test_async_resume_continues(tmp_path):
     assert [m["step"] for m in result.folder.read_metrics()] == [1, 2, 3, 4, 5, 6]
 
 
-def test_inflight_updates_keep_the_bound_and_report_token_staleness(tmp_path):
-    # 40-token completions: generating a batch takes several times a training step, so new
-    # weights arrive while the producer is mid-generation.
+def test_inflight_updates_keep_the_bound_and_report_token_staleness(tmp_path, monkeypatch):
+    # Each decode step is slowed to 10 ms, so a 40-token generation (0.4 s) outlasts a training
+    # step by far and new weights arrive while the producer is mid-generation, whatever the load.
+    from rlvr.engines.hf import HFEngine
+
+    take = HFEngine._take_inflight_weights
+
+    def slow_take(self):
+        time.sleep(0.01)
+        take(self)
+    monkeypatch.setattr(HFEngine, "_take_inflight_weights", slow_take)
     long = ["orchestrate.mode=async", "orchestrate.max_staleness=1", "sampling.min_new_tokens=40",
             "sampling.max_new_tokens=40"]
     rows = run(tmp_path, "inflight", *long, "orchestrate.inflight_updates=true")

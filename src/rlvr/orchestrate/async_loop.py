@@ -36,6 +36,10 @@ class AsyncLoop(SyncLoop):
         self.ready: deque[Produced] = deque()
         self.pending_states: deque[dict] = deque()  # loop state before each unconsumed batch
         self.new_weights: tuple[dict, int] | None = None
+        # The newest version handed to the engine side. Admission waits on it, not on the step
+        # counter: the trainer increments the step before it copies the weights out, and a
+        # producer admitted in between would sample from weights older than the bound allows.
+        self.pushed_version = 0
         self.error: BaseException | None = None
         self.stopping = False
         self.engine_lock = threading.Lock()
@@ -50,6 +54,7 @@ class AsyncLoop(SyncLoop):
         weights = {k: v.detach().clone() for k, v in engine_weights(self.parts.model).items()}
         with self.cond:
             self.new_weights = (weights, self.step)
+            self.pushed_version = self.step
             self.cond.notify_all()
 
     def next_batch_state(self) -> dict:
@@ -77,7 +82,7 @@ class AsyncLoop(SyncLoop):
             while True:
                 with self.cond:
                     # Admission: batch i needs the weights of step i - k; also stop at the end.
-                    self.cond.wait_for(lambda: self.stopping or self.step >= i - self.max_staleness)
+                    self.cond.wait_for(lambda: self.stopping or self.pushed_version >= i - self.max_staleness)
                     if self.stopping or i >= self.config.train.steps:
                         return
                     self.pending_states.append(self.loop_state())
@@ -104,6 +109,7 @@ class AsyncLoop(SyncLoop):
         return self.consume(produced, wait_s=time.perf_counter() - t0)
 
     def _run(self, display, board) -> None:
+        self.pushed_version = self.step  # the engine holds this step's weights (resume synced them)
         producer = threading.Thread(target=self._produce_forever, args=(self.step,), daemon=True,
                                     name="rlvr-producer")
         producer.start()
