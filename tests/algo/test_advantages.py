@@ -42,6 +42,9 @@ def loop_advantages(rewards: list[float], group_ids: list[int], scale: str, eps:
     if scale == "batch_std":
         std = statistics.stdev(centred) if len(centred) > 1 else 0.0
         return [c / (std + eps) for c in centred]
+    if scale == "batch_std_raw":
+        std = statistics.stdev(rewards) if len(rewards) > 1 else 0.0
+        return [c / (std + eps) for c in centred]
     raise AssertionError(f"no reference for scale {scale!r}; add one here")
 
 
@@ -86,6 +89,17 @@ def test_batch_std_hand_computed():
     # A = +-0.5 / (0.3779644730092272 + 1e-4) = +-1.3225257481090977   (ScaleRL batch norm).
     a = 1.3225257481090977
     adv = adv_of([1, 0, 0, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1, 1, 1], "batch_std")
+    expected = torch.tensor([a, -a, -a, a, 0, 0, 0, 0], dtype=torch.float64)
+    torch.testing.assert_close(adv, expected, rtol=1e-12, atol=0)
+
+
+def test_batch_std_raw_hand_computed():
+    # TRL scale_rewards = "batch": the std of the raw rewards [1, 0, 0, 1, 1, 1, 1, 1]: mean
+    # 0.75, sum of squares 2 * 0.5625 + 6 * 0.0625 = 1.5, unbiased var = 1.5 / 7 = 0.2142857...,
+    # std = 0.4629100498862757; A = +-0.5 / (0.4629100498862757 + 1e-4) = +-1.0798901667961847.
+    # (The centred batch std of test_batch_std_hand_computed gives 1.3225 instead.)
+    a = 1.0798901667961847
+    adv = adv_of([1, 0, 0, 1, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1, 1, 1], "batch_std_raw")
     expected = torch.tensor([a, -a, -a, a, 0, 0, 0, 0], dtype=torch.float64)
     torch.testing.assert_close(adv, expected, rtol=1e-12, atol=0)
 

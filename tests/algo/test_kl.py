@@ -92,3 +92,31 @@ def test_kl_reward_penalty_hand_computed():
     got = kl_reward_penalty(old, ref, t64([[1, 1, 0]]), estimator="k1", coef=0.1)
     assert not got.requires_grad
     torch.testing.assert_close(got, t64([[0.06931471805599453, 0.06931471805599453, 0.0]]), rtol=1e-12, atol=0)
+
+
+def test_clamped_k3_has_a_finite_zero_gradient_where_exp_would_overflow():
+    # float32, as the trainer runs: d = log pi_ref - log pi = 95 > log(float32 max) ~ 88.7, so
+    # e^d = inf. The clamp makes the value 10 and the true gradient 0 (the clamp is active);
+    # unclamped in d first, autograd gave 0 * inf = NaN.
+    logp = torch.tensor([-95.0, -1.0], requires_grad=True)
+    ref = torch.tensor([0.0, -1.0])
+    kl = kl_estimate("k3", logp, ref, clamp=10.0)
+    kl.sum().backward()
+    assert kl.tolist() == [10.0, 0.0]
+    assert logp.grad.tolist() == [0.0, 0.0]
+
+
+@FAST
+@given(d=st.floats(min_value=-40, max_value=40), clamp=st.floats(min_value=0.5, max_value=20))
+def test_clamp_in_d_first_keeps_value_and_gradient(d, clamp):
+    # In float64 nothing overflows at |d| <= 40, so the plain clamp of the value is the
+    # reference: limiting d to +-(clamp + 1) first must not change value or gradient.
+    for name in KL_ESTIMATORS:
+        logp = t64([0.0]).requires_grad_()
+        ours = kl_estimate(name, logp, t64([d]), clamp=clamp)
+        (g_ours,) = torch.autograd.grad(ours.sum(), logp)
+        logp2 = t64([0.0]).requires_grad_()
+        plain = KL_ESTIMATORS[name](logp2, t64([d])).clamp(-clamp, clamp)
+        (g_plain,) = torch.autograd.grad(plain.sum(), logp2)
+        torch.testing.assert_close(ours, plain, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(g_ours, g_plain, rtol=1e-12, atol=1e-12)

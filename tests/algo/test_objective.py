@@ -236,6 +236,16 @@ def test_k3_penalty_ignores_extreme_padding():
     assert logp.grad[0, 2].item() == 0.0
 
 
+def test_approx_kl_is_cleanrls_estimator_hand_computed():
+    # cleanrl: r = pi / pi_old, approx_kl = (r - 1) - log r. pi = 0.5, pi_old = 0.25: r = 2,
+    # (2 - 1) - log 2 = 0.3068528194400547. The swapped k3, (1/r - 1) + log r, gives 0.1931.
+    mask = torch.ones(1, 1, dtype=torch.float64)
+    batch = make_batch(mask, mask, torch.tensor([[math.log(0.25)]], dtype=torch.float64), torch.tensor([0]))
+    logp = torch.tensor([[math.log(0.5)]], dtype=torch.float64)
+    _, metrics = full_loss(objective(), logp, batch)
+    assert metrics["policy/approx_kl"].item() == pytest.approx(0.3068528194400547, rel=1e-12)
+
+
 def test_approx_kl_metric_ignores_extreme_padding():
     batch, logp = extreme_padding_batch()
     loss, metrics = full_loss(objective(), logp, batch)

@@ -21,7 +21,7 @@ ARGS = {
     "cispo": {"eps_low": 0.2, "eps_high": 0.28},
 }
 COMBOS = [(lv, s, a) for lv in sorted(RATIO_LEVELS) for s in sorted(SURROGATES) for a in sorted(AGGREGATIONS)
-          if not (s == "cispo" and lv == "sequence")]
+          if not (s == "cispo" and lv in ("sequence", "sequence_sum"))]
 
 
 def make_batch(mask, adv, old_logp, group_ids, ref_logp=None) -> Batch:
@@ -192,6 +192,10 @@ INCOHERENT = {
     "clamp_without_kl": (dict(kl_clamp=10.0), "kl_clamp = 10.0 needs kl set"),
     "negative_entropy": (dict(entropy_coef=-0.01), "would penalise entropy"),
     "bad_constant": (dict(aggregation_constant=0.0), "aggregation_constant must be > 0"),
+    "sum_norm_without_constant": (dict(aggregation="seq_mean_token_sum_norm", aggregation_constant=None),
+                                  "needs aggregation_constant"),
+    "cispo_sequence_sum": (dict(surrogate="cispo", surrogate_args={"eps_low": 1.0, "eps_high": 0.2},
+                                ratio_level="sequence_sum"), "surrogate 'cispo' with ratio_level 'sequence_sum'"),
 }
 
 

@@ -64,8 +64,10 @@ def test_on_policy_every_level_is_zero_with_unit_token_gradient_sum(level):
     log_ratio = RATIO_LEVELS[level](logp, OLD, MASK)
     assert not log_ratio.detach().any()
     log_ratio.sum().backward()
-    # Summed over a row, every level gives each of its |y_i| tokens total weight 1.
-    torch.testing.assert_close(logp.grad, MASK, rtol=1e-12, atol=1e-15)
+    # Summed over a row, every normalised level gives each of its |y_i| tokens total weight 1;
+    # the un-normalised sequence sum (RLOO) gives each |y_i|, one full ratio per token copy.
+    scale = MASK.sum(dim=1, keepdim=True) if level == "sequence_sum" else 1.0
+    torch.testing.assert_close(logp.grad, MASK * scale, rtol=1e-12, atol=1e-15)
 
 
 @st.composite
@@ -122,3 +124,19 @@ def test_sequence_ratio_is_geometric_mean_of_token_ratios():
     logp = torch.tensor([[math.log(x) for x in r]], dtype=torch.float64)
     s = RATIO_LEVELS["sequence"](logp, old, torch.ones(1, 3, dtype=torch.float64)).exp()
     assert s[0, 0].item() == pytest.approx(1.62 ** (1 / 3), rel=1e-12)
+
+
+def test_sequence_sum_hand_computed():
+    # Row 0: 0.1 + 0.3 = 0.4 on both tokens (padding ignored); row 1: 0.3 - 0.3 + 0.6 = 0.6.
+    log_ratio, grad = grad_of_row_sum("sequence_sum", 1)
+    expected = torch.tensor([[0.4, 0.4, 0.0], [0.6, 0.6, 0.6], [0.0, 0.0, 0.0]], dtype=torch.float64)
+    torch.testing.assert_close(log_ratio, expected, rtol=1e-12, atol=1e-15)
+    # Row 1's three tokens each carry the full sum: d(sum of the three)/d logp_t = 3 per token.
+    torch.testing.assert_close(grad[1], torch.full((3,), 3.0, dtype=torch.float64))
+    assert not grad[0].any() and not grad[2].any()
+
+
+def test_sequence_sum_is_length_times_the_gspo_log_ratio():
+    seq, _ = grad_of_row_sum("sequence", 0)
+    seq_sum, _ = grad_of_row_sum("sequence_sum", 0)
+    torch.testing.assert_close(seq_sum, seq * MASK.sum(dim=1, keepdim=True), rtol=1e-12, atol=1e-15)

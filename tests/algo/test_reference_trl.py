@@ -175,3 +175,47 @@ def test_empty_row_counts_in_trl_denominator_not_ours(loss_type, aggregation):
     for tok_loss in ("dapo", "bnpo"):
         assert_agree(rlvr_loss_and_grad(objective("token_mean"), logp, old_logp, adv, mask),
                      trl_loss_and_grad(logp, old_logp, adv, mask, loss_type=tok_loss))
+
+
+def trl_rloo_loss_and_grad(logp, old_logp, adv, mask):
+    """TRL's `RLOOTrainer._compute_loss` on the same tensors: one ratio per sequence,
+    exp(sum_t logp - sum_t old_logp), clipped, averaged over rows."""
+    from trl.trainer import rloo_trainer
+
+    t = rloo_trainer.RLOOTrainer.__new__(rloo_trainer.RLOOTrainer)
+    x = logp.clone().requires_grad_()
+    t.__dict__.update(
+        epsilon_low=EPS_LOW, epsilon_high=EPS_HIGH, aux_loss_enabled=False, accelerator=_OneProcess(),
+        model=SimpleNamespace(training=True), _metrics={"train": defaultdict(list), "eval": defaultdict(list)},
+        _get_per_token_logps_and_entropies=lambda *a, **k: (x, torch.zeros_like(x), None),
+    )
+    b, n = mask.shape
+    inputs_ = {"prompt_ids": torch.zeros(b, 1, dtype=torch.long), "prompt_mask": torch.ones(b, 1, dtype=torch.long),
+               "completion_ids": torch.zeros(b, n, dtype=torch.long), "completion_mask": mask,
+               "advantages": adv, "old_logps": (old_logp * mask).sum(1)}
+    loss = t._compute_loss(None, inputs_)
+    loss.backward()
+    return loss.detach(), x.grad
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rloo_recipe_objective_matches_trl_rloo(seed):
+    # recipes/rloo.toml: ratio_level sequence_sum, aggregation seq_mean_token_mean (no empty
+    # row: TRL's mean over rows counts an empty one, ours does not, as for "grpo" above).
+    # Ratios far enough off-policy that some sequences clip on each side.
+    logp, old_logp, adv, mask, _ = inputs(seed)
+    seq_ratio = ((logp - old_logp) * mask).sum(1).exp()
+    inside = (seq_ratio > 1 - EPS_LOW) & (seq_ratio < 1 + EPS_HIGH)
+    assert inside.any() and not inside.all()
+    theirs = trl_rloo_loss_and_grad(logp, old_logp, adv, mask)
+    ours = rlvr_loss_and_grad(objective("seq_mean_token_mean", ratio_level="sequence_sum"),
+                              logp, old_logp, adv, mask)
+    assert theirs[1].abs().sum() > 0
+    assert_agree(ours, theirs)
+
+
+def test_rloo_recipe_file_uses_the_trl_objective():
+    from rlvr.config.load import load_config
+
+    algo = load_config("recipes/rloo.toml").algo
+    assert (algo.ratio_level, algo.aggregation, algo.baseline) == ("sequence_sum", "seq_mean_token_mean", "rloo")

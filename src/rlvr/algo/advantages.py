@@ -70,8 +70,20 @@ def scale_by_group_std(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: flo
 
 
 def scale_by_batch_std(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Tensor:
-    """ScaleRL batch-level normalisation: divide by the std of the centred batch. (B,) → (B,)."""
+    """ScaleRL batch-level normalisation: divide by the std of the group-centred advantages over
+    the batch (not of the raw rewards: that is `batch_std_raw`). (B,) → (B,)."""
     std = adv.std() if adv.numel() > 1 else adv.new_zeros(())
+    return _safe_divide(adv, std + eps)
+
+
+def scale_by_batch_std_raw(adv: Tensor, rewards: Tensor, group_ids: Tensor, eps: float) -> Tensor:
+    """TRL's `scale_rewards = "batch"`: divide by the std of the *raw* rewards over the batch.
+
+    Differs from `batch_std` (ScaleRL) whenever group means differ: the raw std also counts
+    the spread between prompts, so easy and hard prompts together shrink every advantage.
+    (B,) → (B,).
+    """
+    std = rewards.std() if rewards.numel() > 1 else rewards.new_zeros(())
     return _safe_divide(adv, std + eps)
 
 
@@ -107,6 +119,7 @@ BASELINES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
 SCALES: dict[str, Callable[[Tensor, Tensor, Tensor, float], Tensor]] = {
     "group_std": scale_by_group_std,
     "batch_std": scale_by_batch_std,
+    "batch_std_raw": scale_by_batch_std_raw,
     "none": no_scale,
 }
 

@@ -39,9 +39,17 @@ def kl_estimate(estimator: str, logp: Tensor, ref_logp: Tensor, clamp: float | N
     A clamp bounds the penalty of tokens where the reference assigns almost no mass (k3 grows
     like e^d); where it is active the token's KL gradient is 0. verl's `low_var_kl` is k3
     with clamp 10.
+
+    With a clamp the log-ratio d = ref_logp - logp is first limited to [-(c+1), c+1]: beyond
+    that every estimator's value already exceeds c (k3(d) >= |d| - 1 for d < 0 and >= d^2/2
+    for d > 0), so values and gradients are unchanged, but e^d can no longer overflow and turn
+    the clamped token's zero gradient into 0 * inf = NaN (d > ~88 in float32). verl limits
+    d to [-20, 20] first for the same reason.
     """
-    kl = KL_ESTIMATORS[estimator](logp, ref_logp)
-    return kl if clamp is None else kl.clamp(-clamp, clamp)
+    if clamp is None:
+        return KL_ESTIMATORS[estimator](logp, ref_logp)
+    d = (ref_logp - logp).clamp(-(clamp + 1), clamp + 1)
+    return KL_ESTIMATORS[estimator](ref_logp - d, ref_logp).clamp(-clamp, clamp)
 
 
 def kl_reward_penalty(

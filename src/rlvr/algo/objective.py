@@ -40,7 +40,8 @@ class Objective:
     surrogate: str = "ppo_clip"
     surrogate_args: dict[str, float] = field(default_factory=lambda: {"eps_low": 0.2, "eps_high": 0.2})
     aggregation: str = "seq_mean_token_mean"
-    aggregation_constant: float = 1.0
+    # Dr. GRPO's C; required by (and only read by) seq_mean_token_sum_norm.
+    aggregation_constant: float | None = None
     kl: str = "none"
     kl_coef: float = 0.0
     kl_placement: str = "loss"
@@ -70,7 +71,8 @@ class Objective:
 
     def weights(self, mask: Tensor, group_ids: Tensor) -> Tensor:
         """Aggregation weights (B, T) for the full batch."""
-        return AGGREGATIONS[self.aggregation](mask, group_ids, self.aggregation_constant)
+        constant = 1.0 if self.aggregation_constant is None else self.aggregation_constant
+        return AGGREGATIONS[self.aggregation](mask, group_ids, constant)
 
     def loss(self, logp: Tensor, batch: Batch, weights: Tensor,
              entropy: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
@@ -90,8 +92,9 @@ class Objective:
             per_token = per_token * batch.is_weight
         stats = {f"policy/{k}_frac": v for k, v in indicators.items()}
         stats["policy/ratio_mean"] = torch.exp(log_ratio.detach())
-        # k3 against the behaviour policy: how far this update has moved (cleanrl's approx_kl).
-        stats["policy/approx_kl"] = KL_ESTIMATORS["k3"](logp.detach(), batch.old_logp)
+        # cleanrl's approx_kl, (r - 1) - log r with r = pi / pi_old: k3 of KL(pi_old || pi),
+        # unbiased under the behaviour policy's samples (arguments in that order on purpose).
+        stats["policy/approx_kl"] = KL_ESTIMATORS["k3"](batch.old_logp, logp.detach())
         if self.needs_ref and batch.ref_logp is not None:
             ref_logp = torch.where(mask.bool(), batch.ref_logp, logp.detach())
             kl = kl_estimate(self.kl, logp, ref_logp, self.kl_clamp)
@@ -143,8 +146,8 @@ def _surrogate_incoherences(o: Objective) -> list[str]:
     if o.surrogate == "dual_clip" and args.get("clip_c", 2.0) <= 1:
         problems.append(f"dual_clip needs clip_c > 1 (arXiv:1912.09729), got {args['clip_c']}: "
                         "with c <= 1 the bound is active on-policy and cuts every negative-advantage gradient")
-    if o.surrogate == "cispo" and o.ratio_level == "sequence":
-        problems.append("surrogate 'cispo' with ratio_level 'sequence': CISPO weights each token's own "
+    if o.surrogate == "cispo" and o.ratio_level in ("sequence", "sequence_sum"):
+        problems.append(f"surrogate 'cispo' with ratio_level {o.ratio_level!r}: CISPO weights each token's own "
                         "log-prob gradient, but the sequence log-ratio spreads 1/|y| of it over the row; "
                         "use ratio_level 'sequence_token' for a sequence-level weight with CISPO")
     return problems
@@ -165,10 +168,13 @@ def incoherences(o: Objective, *, advantage_varies_per_token: bool = False) -> l
         problems.append(f"positive_lm_coef = {o.positive_lm_coef} < 0 would push the correct samples down")
     if o.entropy_coef < 0:
         problems.append(f"entropy_coef = {o.entropy_coef} < 0 would penalise entropy and hasten its collapse")
-    if o.aggregation_constant <= 0:
+    if o.aggregation == "seq_mean_token_sum_norm" and o.aggregation_constant is None:
+        problems.append("aggregation 'seq_mean_token_sum_norm' needs aggregation_constant: Dr. GRPO's C, "
+                        "the generation budget (max_new_tokens)")
+    if o.aggregation_constant is not None and o.aggregation_constant <= 0:
         problems.append(f"aggregation_constant must be > 0, got {o.aggregation_constant}")
-    if advantage_varies_per_token and o.ratio_level == "sequence":
-        problems.append("ratio_level 'sequence' with per-token advantages (GAE or a KL in the reward): the "
+    if advantage_varies_per_token and o.ratio_level in ("sequence", "sequence_sum"):
+        problems.append(f"ratio_level {o.ratio_level!r} with per-token advantages (GAE or a KL in the reward): the "
                         "sequence ratio averages every token's gradient over the row and loses the per-token "
                         "credit; use ratio_level 'sequence_token' (GSPO-token, arXiv:2507.18071)")
     return problems

@@ -9,6 +9,7 @@ The three levels differ in value and in gradient (d log_ratio_{i,t} / d logp_{i,
     token           value log r_{i,t}          gradient 1 if u == t else 0
     sequence        value log s_i (row mean)   gradient 1/|y_i| for every token u of row i
     sequence_token  value log s_i              gradient 1 if u == t else 0
+    sequence_sum    value log S_i (row sum)    gradient 1 for every token u of row i
 """
 
 from __future__ import annotations
@@ -50,8 +51,25 @@ def sequence_token_log_ratio(logp: Tensor, old_logp: Tensor, mask: Tensor) -> Te
     return (seq + logp - logp.detach()) * mask
 
 
+def sequence_sum_log_ratio(logp: Tensor, old_logp: Tensor, mask: Tensor) -> Tensor:
+    """RLOO as TRL implements it (Ahmadian et al. 2024, arXiv:2402.14740, §2.3; TRL
+    `RLOOTrainer`): one un-normalised ratio per sequence,
+
+        S_i = pi(y_i | x) / pi_old(y_i | x) = exp(sum_t log r_{i,t}),
+
+    broadcast to every token of row i, so the surrogate clips whole sequences. With
+    `seq_mean_token_mean` aggregation each row contributes its one clipped term once, the
+    per-row loss averaged over rows (TRL's `per_sequence_loss.mean()`). Unlike `sequence`
+    (GSPO) the log-ratio is not divided by the length: a long sequence's ratio leaves the
+    clip range sooner.
+    """
+    per_row = ((logp - old_logp) * mask).sum(dim=1, keepdim=True)
+    return per_row * mask
+
+
 RATIO_LEVELS: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
     "token": token_log_ratio,
     "sequence": sequence_log_ratio,
     "sequence_token": sequence_token_log_ratio,
+    "sequence_sum": sequence_sum_log_ratio,
 }

@@ -120,13 +120,13 @@ class SamplingSection(Section):
 class AlgoSection(Section):
     advantage: Literal["group", "reinforce_pp", "gae"] = "group"
     baseline: Literal["group_mean", "rloo", "none"] = "group_mean"
-    scale: Literal["group_std", "batch_std", "none"] = "group_std"
+    scale: Literal["group_std", "batch_std", "batch_std_raw", "none"] = "group_std"
     adv_eps: float = Field(1e-4, ge=0)
     gamma: float = Field(1.0, gt=0, le=1)  # reinforce_pp, gae: discount of the token returns
     lam: float = Field(0.95, ge=0, le=1)  # gae: lambda of the policy advantages
     lam_critic: Optional[float] = Field(None, ge=0, le=1)  # gae: lambda of the critic targets (VAPO: 1.0)
     lam_alpha: Optional[float] = Field(None, gt=0)  # gae: VAPO length-adaptive lam = 1 - 1/(alpha l)
-    ratio_level: Literal["token", "sequence", "sequence_token"] = "token"
+    ratio_level: Literal["token", "sequence", "sequence_token", "sequence_sum"] = "token"
     surrogate: Literal["ppo_clip", "dual_clip", "cispo"] = "ppo_clip"
     eps_low: float = Field(0.2, ge=0)
     eps_high: float = Field(0.2, ge=0)

@@ -84,7 +84,7 @@ def objective_from(config: Config) -> Objective:
         surrogate_args["clip_c"] = a.clip_c
     try:
         objective = Objective(ratio_level=a.ratio_level, surrogate=a.surrogate, surrogate_args=surrogate_args,
-                              aggregation=a.aggregation, aggregation_constant=a.aggregation_constant or 1.0,
+                              aggregation=a.aggregation, aggregation_constant=a.aggregation_constant,
                               kl=a.kl, kl_coef=a.kl_coef, kl_placement=a.kl_placement, kl_clamp=a.kl_clamp,
                               entropy_coef=a.entropy_coef, positive_lm_coef=a.positive_lm_coef)
         per_token = a.advantage == "reinforce_pp" and (a.kl_placement == "reward" and a.kl != "none" or a.gamma < 1)
