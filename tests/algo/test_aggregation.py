@@ -50,6 +50,8 @@ HAND = {
     # group 0 has 3 + 1 = 4 tokens, group 1 has 0 + 2 = 2, group 2 none -> 2 non-empty groups:
     # 1/4/2 = 1/8 and 1/2/2 = 1/4.
     "prompt_mean": row_weights(1 / 8, 1 / 8, 1 / 4),
+    # verl's token-sum: 1 for every token, no normalisation.
+    "token_sum": row_weights(1.0, 1.0, 1.0),
 }
 
 

@@ -87,6 +87,8 @@ def reference_loss(logp, batch: Batch, aggregation: str, kl: str, kl_coef: float
         return sum(row_sum[i] / row_len[i] for i in rows) / len(rows)
     if aggregation == "seq_mean_token_sum_norm":
         return sum(row_sum[i] / C for i in rows) / len(rows)
+    if aggregation == "token_sum":
+        return sum(per_token.values())
     if aggregation == "prompt_mean":
         gids = batch.group_ids.tolist()
         groups = sorted({gids[i] for i in rows})

@@ -19,9 +19,12 @@ ARGS = {
     "ppo_clip": {"eps_low": 0.2, "eps_high": 0.28},
     "dual_clip": {"eps_low": 0.2, "eps_high": 0.28, "clip_c": 1.5},
     "cispo": {"eps_low": 0.2, "eps_high": 0.28},
+    "sapo": {"tau_pos": 1.0, "tau_neg": 1.05},
+    "gmpo": {"eps_low": 0.4, "eps_high": 0.4},
 }
+# The combinations `check_coherence` refuses (tested below) are left out.
 COMBOS = [(lv, s, a) for lv in sorted(RATIO_LEVELS) for s in sorted(SURROGATES) for a in sorted(AGGREGATIONS)
-          if not (s == "cispo" and lv in ("sequence", "sequence_sum"))]
+          if not (s == "cispo" and lv in ("sequence", "sequence_sum")) and not (s == "gmpo" and lv != "token")]
 
 
 def make_batch(mask, adv, old_logp, group_ids, ref_logp=None) -> Batch:
@@ -194,6 +197,10 @@ INCOHERENT = {
     "bad_constant": (dict(aggregation_constant=0.0), "aggregation_constant must be > 0"),
     "sum_norm_without_constant": (dict(aggregation="seq_mean_token_sum_norm", aggregation_constant=None),
                                   "needs aggregation_constant"),
+    "gmpo_sequence_ratio": (dict(surrogate="gmpo", ratio_level="sequence", surrogate_args=ARGS["gmpo"]),
+                            "surrogate 'gmpo' takes token log-ratios"),
+    "sapo_zero_tau": (dict(surrogate="sapo", surrogate_args={"tau_pos": 0.0, "tau_neg": 1.0}),
+                      "needs tau_pos, tau_neg > 0"),
     "cispo_sequence_sum": (dict(surrogate="cispo", surrogate_args={"eps_low": 1.0, "eps_high": 0.2},
                                 ratio_level="sequence_sum"), "surrogate 'cispo' with ratio_level 'sequence_sum'"),
 }
@@ -213,6 +220,10 @@ def test_sequence_ratio_with_per_token_advantages_is_refused():
     with pytest.raises(ValueError, match="loses the per-token"):
         check_coherence(gspo, advantage_varies_per_token=True)
     check_coherence(Objective(ratio_level="sequence_token"), advantage_varies_per_token=True)
+    gmpo = Objective(surrogate="gmpo", surrogate_args=ARGS["gmpo"])
+    check_coherence(gmpo)
+    with pytest.raises(ValueError, match="A must be constant along the row"):
+        check_coherence(gmpo, advantage_varies_per_token=True)
 
 
 def test_all_listed_combinations_are_coherent_and_messages_accumulate():

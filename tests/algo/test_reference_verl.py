@@ -16,6 +16,10 @@ Mapping (rlvr ← verl), and where they differ:
     sequence_token + ppo_clip ← policy loss "gspo" (verl's GSPO is GSPO-token)
     cispo                   ← policy loss "cispo" (verl multiplies log pi: the losses differ by
                               sg(w) A log pi_old, which has no gradient)
+    sapo(tau_pos, tau_neg)  ← policy loss "sapo" (verl always aggregates it seq-mean-token-mean)
+    gmpo + seq_mean_token_mean ← policy loss "geo_mean" (verl averages over all rows, empty ones
+                              included, and adds 1e-8 to lengths: equal without empty rows)
+    token_sum               ← agg_loss "token-sum"
     kl_estimate k1 / k2 / k3 with clamp 10 ← kl_penalty "k1" / "k2" / "low_var_kl"
     clipped_value_loss      ← compute_value_loss
     outcome_advantages      ← grpo / rloo estimators; singleton groups differ: verl gives r_i
@@ -222,3 +226,34 @@ def test_gae(gamma, lam):
     ours = gae_advantages(token_rewards, values, mask, gamma=gamma, lam=lam)
     close(masked_whiten(ours, mask), adv * mask)
     close((ours + values) * mask, returns * mask)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_token_sum_aggregation(seed):
+    logp, _, _, _, mask = inputs(seed)
+    ours = (AGGREGATIONS["token_sum"](mask, torch.arange(mask.shape[0]) // 2, C) * logp).sum()
+    close(ours, core_algos.agg_loss(logp, mask, "token-sum"))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("taus", [(1.0, 1.05), (0.5, 3.0)])
+def test_sapo(taus, seed):
+    logp, old, _, adv, mask = inputs(seed)
+    obj = Objective(surrogate="sapo", surrogate_args={"tau_pos": taus[0], "tau_neg": taus[1]})
+    loss, grad, _ = rlvr(obj, logp, old, adv, mask)
+    config = ActorConfig(strategy="fsdp", rollout_n=1, ppo_micro_batch_size_per_gpu=1, tau_pos=taus[0],
+                         tau_neg=taus[1], global_batch_info={})
+    vloss, vgrad, _ = verl("sapo", logp, old, adv, mask, "seq-mean-token-mean", config)
+    close(loss, vloss), close(grad, vgrad)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gmpo_is_geo_mean(seed):
+    logp, old, _, adv, mask = inputs(seed)
+    keep = mask.sum(dim=1) > 0  # verl's torch.mean counts the empty row; compare without it
+    logp, old, adv, mask = logp[keep], old[keep], adv[keep], mask[keep]
+    obj = Objective(surrogate="gmpo", surrogate_args={"eps_low": EPS_LOW, "eps_high": EPS_HIGH})
+    loss, grad, metrics = rlvr(obj, logp, old, adv, mask)
+    vloss, vgrad, _ = verl("geo_mean", logp, old, adv, mask, "token-mean", actor())
+    assert (metrics["policy/clip_high_frac"] + metrics["policy/clip_low_frac"]) > 0
+    close(loss, vloss), close(grad, vgrad)

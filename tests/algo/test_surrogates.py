@@ -4,6 +4,8 @@
                -min(r A, clip(r, 1 - eps_low, 1 + eps_high) A)
     dual_clip  (arXiv:1912.09729): for A < 0, min(ppo_clip, -c A)
     cispo      (arXiv:2506.13585): -sg(clip(r, 1 - eps_low, 1 + eps_high)) A log r
+    sapo       (arXiv:2511.20347): -(4 / tau) sigmoid(tau (r - 1)) A, tau by the sign of A
+    gmpo       (arXiv:2507.20673): -A exp(mean_t of the pessimistically clipped log r_t), per row
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.algo.ratios import RATIO_LEVELS
-from rlvr.algo.surrogates import SURROGATES, cispo, dual_clip, ppo_clip
+from rlvr.algo.surrogates import SURROGATES, cispo, dual_clip, gmpo, ppo_clip, sapo
 
 FAST = settings(max_examples=50, deadline=None)
 EPS_LOW, EPS_HIGH = 0.2, 0.28  # distinct, so that a swapped bound shows
@@ -31,9 +33,19 @@ SURROGATE_ARGS = {
         {"eps_low": eps_values, "eps_high": eps_values, "clip_c": st.floats(min_value=1.001, max_value=10)}),
     # CISPO's lower side may be unbounded (eps_low >= 1), as in the paper.
     "cispo": st.fixed_dictionaries({"eps_low": st.floats(min_value=0.0, max_value=5.0), "eps_high": eps_values}),
+    "sapo": st.fixed_dictionaries({"tau_pos": st.floats(0.1, 10), "tau_neg": st.floats(0.1, 10)}),
+    "gmpo": st.fixed_dictionaries({"eps_low": eps_values, "eps_high": eps_values}),
 }
-# Loss at r = 1: the vanilla PG value -A, except CISPO's log-ratio form, which reads 0.
-ON_POLICY_VALUE = {"ppo_clip": lambda adv: -adv, "dual_clip": lambda adv: -adv, "cispo": lambda adv: 0 * adv}
+# Loss at r = 1: the vanilla PG value -A, except CISPO's log-ratio form, which reads 0, and
+# SAPO's gate, worth 2 / tau there (its slope, not its value, is 1).
+ON_POLICY_VALUE = {
+    "ppo_clip": lambda adv, args: -adv, "dual_clip": lambda adv, args: -adv, "gmpo": lambda adv, args: -adv,
+    "cispo": lambda adv, args: 0 * adv,
+    "sapo": lambda adv, args: -2 / torch.where(adv > 0, torch.tensor(args["tau_pos"], dtype=adv.dtype),
+                                               torch.tensor(args["tau_neg"], dtype=adv.dtype)) * adv,
+}
+# GMPO's objective is one per row: its invariants hold for an advantage constant along the row.
+ROW_CONSTANT_ADV = {"gmpo"}
 
 
 def loss_and_grad(ratio: float, adv: float):
@@ -82,6 +94,8 @@ def test_on_policy_gradient_is_vanilla_policy_gradient(data, name, seed):
     # At r = 1 every clipped surrogate is -A log pi up to a constant: d loss / d logp = -A.
     args = data.draw(SURROGATE_ARGS[name])
     adv = torch.tensor(data.draw(st.lists(adv_values, min_size=1, max_size=8)), dtype=torch.float64)
+    if name in ROW_CONSTANT_ADV:
+        adv = adv[:1].expand(adv.shape).clone()
     gen = torch.Generator().manual_seed(seed)
     logp = (-5 * torch.rand(adv.shape, generator=gen, dtype=torch.float64)).requires_grad_()
     mask = torch.ones_like(adv)
@@ -89,7 +103,7 @@ def test_on_policy_gradient_is_vanilla_policy_gradient(data, name, seed):
     loss, indicators = SURROGATES[name](log_ratio, adv, **args)
     loss.sum().backward()
     torch.testing.assert_close(logp.grad, -adv, rtol=1e-12, atol=0)
-    torch.testing.assert_close(loss.detach(), ON_POLICY_VALUE[name](adv), rtol=1e-12, atol=0)
+    torch.testing.assert_close(loss.detach(), ON_POLICY_VALUE[name](adv, args), rtol=1e-12, atol=0)
     for v in indicators.values():
         assert not v.any()
 
@@ -213,3 +227,69 @@ def test_cispo_never_drops_a_gradient(log_ratio, data, eps_low, eps_high):
     loss.sum().backward()
     weight = lr.detach().exp().clamp(1 - eps_low, 1 + eps_high)
     torch.testing.assert_close(lr.grad, -weight * adv, rtol=1e-12, atol=1e-12)
+
+
+# --- SAPO ----------------------------------------------------------------------------------------
+
+
+def test_sapo_hand_computed():
+    # tau_pos = 1, tau_neg = 2. Token 0: r = 1.5, A = 2: x = 1 * 0.5, sigma(0.5) = 0.6224593312018546,
+    # loss = -(4/1) * 0.6224593312018546 * 2 = -4.979674649614837; d loss / d log r
+    # = -A * 4 sigma (1 - sigma) r = -2 * 4 * 0.6224593312018546 * 0.3775406687981454 * 1.5
+    # = -2.820044546419134 (the gate's slope at r = 1.5 is 0.94 of the on-policy one).
+    # Token 1: r = 0.5, A = -1, tau = 2: x = -1, sigma(-1) = 0.2689414213699951,
+    # loss = -(4/2) * 0.2689414213699951 * -1 = 0.5378828427399902;
+    # gradient = 1 * 4 * 0.2689414213699951 * 0.7310585786300049 * 0.5 = 0.3932238664829637,
+    # under half the on-policy weight: `gate_weak`.
+    log_ratio = torch.tensor([math.log(1.5), math.log(0.5)], dtype=torch.float64, requires_grad=True)
+    loss, ind = sapo(log_ratio, torch.tensor([2.0, -1.0], dtype=torch.float64), tau_pos=1.0, tau_neg=2.0)
+    loss.sum().backward()
+    torch.testing.assert_close(loss.detach(), torch.tensor([-4.979674649614837, 0.5378828427399902],
+                                                           dtype=torch.float64), rtol=1e-12, atol=0)
+    torch.testing.assert_close(log_ratio.grad, torch.tensor([-2.820044546419134, 0.3932238664829637],
+                                                            dtype=torch.float64), rtol=1e-12, atol=0)
+    assert ind["gate_weak"].tolist() == [0.0, 1.0]
+
+
+def test_sapo_gradient_decays_smoothly_and_stays_finite_far_off_policy():
+    # Far from r = 1 the gate is flat: the gradient weight 4 sigma (1 - sigma) r (A = 1, tau = 1)
+    # is 1 at r = 1, ~1e-7 at r = e^3 (x = 19), and exactly 0, not NaN, at log r = 95.
+    log_ratio = torch.tensor([0.0, 3.0, 5.0, 95.0], dtype=torch.float64, requires_grad=True)
+    loss, ind = sapo(log_ratio, torch.ones(4, dtype=torch.float64), tau_pos=1.0, tau_neg=1.05)
+    loss.sum().backward()
+    weights = -log_ratio.grad
+    assert torch.isfinite(weights).all()
+    assert weights[0].item() == pytest.approx(1.0, rel=1e-12)
+    assert 0 < weights[1] < 1e-6 and weights[2] < weights[1] and weights[3] == 0.0
+    assert ind["gate_weak"].tolist() == [0.0, 1.0, 1.0, 1.0]
+
+
+# --- GMPO ----------------------------------------------------------------------------------------
+
+
+def test_gmpo_hand_computed():
+    # eps = 0.2 both sides, one row of 3 tokens with A = +1 and log r = [0.5, -0.5, 0.1]: for A > 0
+    # the pessimistic choice is min(l, clip(l)) = [0.2, -0.5, 0.1] (the high side clips, the
+    # low side does not); mean = -0.2 / 3; loss on each token = -exp(-0.0666...) =
+    # -0.9355069850316178. Gradient of the row's loss (one token copy): -exp(m) / 3 on the
+    # unclipped tokens, 0 on the clipped one.
+    log_ratio = torch.tensor([[0.5, -0.5, 0.1]], dtype=torch.float64, requires_grad=True)
+    adv, mask = torch.ones(1, 3, dtype=torch.float64), torch.ones(1, 3, dtype=torch.float64)
+    loss, ind = gmpo(log_ratio, adv, mask, eps_low=0.2, eps_high=0.2)
+    torch.testing.assert_close(loss.detach(), torch.full((1, 3), -0.9355069850316178, dtype=torch.float64),
+                               rtol=1e-12, atol=0)
+    loss[0, 0].backward()
+    g = 0.9355069850316178 / 3
+    torch.testing.assert_close(log_ratio.grad, torch.tensor([[0.0, -g, -g]], dtype=torch.float64),
+                               rtol=1e-12, atol=0)
+    assert ind["clip_high"].tolist() == [[1.0, 0.0, 0.0]] and not ind["clip_low"].any()
+
+
+def test_gmpo_ignores_masked_tokens_and_negative_advantage_clips_low():
+    # A = -1: pessimistic is max(l, clip(l)): [0.5 -> 0.5 kept, -0.5 -> -0.2 clipped]; the masked
+    # token (log r = 9) is left out of the mean: exp((0.5 - 0.2) / 2) = exp(0.15).
+    log_ratio = torch.tensor([[0.5, -0.5, 9.0]], dtype=torch.float64)
+    mask = torch.tensor([[1.0, 1.0, 0.0]], dtype=torch.float64)
+    loss, ind = gmpo(log_ratio, -torch.ones(1, 3, dtype=torch.float64), mask, eps_low=0.2, eps_high=0.2)
+    assert loss[0, 0].item() == pytest.approx(math.exp(0.15), rel=1e-12)
+    assert ind["clip_low"][0, :2].tolist() == [0.0, 1.0]

@@ -40,6 +40,12 @@ def seq_mean_token_sum_norm(mask: Tensor, group_ids: Tensor, constant: float) ->
     return mask / constant / _nonempty(lengths)
 
 
+def token_sum(mask: Tensor, group_ids: Tensor, constant: float) -> Tensor:
+    """verl's `token-sum`: every token weighs 1, no normalisation. The loss then scales with the
+    batch's token count (a larger batch is a larger step), so pair it with a smaller lr."""
+    return mask.clone()
+
+
 def prompt_mean(mask: Tensor, group_ids: Tensor, constant: float) -> Tensor:
     """ScaleRL (arXiv:2510.13786): token mean within each prompt's group, then mean over
     prompts."""
@@ -55,4 +61,5 @@ AGGREGATIONS: dict[str, Callable[[Tensor, Tensor, float], Tensor]] = {
     "seq_mean_token_mean": seq_mean_token_mean,
     "seq_mean_token_sum_norm": seq_mean_token_sum_norm,
     "prompt_mean": prompt_mean,
+    "token_sum": token_sum,
 }

@@ -1,7 +1,7 @@
 """The policy objective: one field per axis, applied in one documented order.
 
     1. log-ratio      rho = RATIO_LEVELS[ratio_level](logp, old_logp, mask)
-    2. surrogate      l_t = SURROGATES[surrogate](rho, adv, **surrogate_args), times the
+    2. surrogate      l_t = SURROGATES[surrogate](rho, adv, mask, **surrogate_args), times the
                       batch's engine-mismatch weight w_t when it has one (algo/engine_mismatch.py)
     3. KL in the loss l_t += kl_coef * KL_ESTIMATORS[kl](logp, ref_logp), clamped to +-kl_clamp
                       (only when kl_placement == "loss"; "reward" puts it in the advantages,
@@ -87,7 +87,7 @@ class Objective:
         # inf * 0 = NaN. Replace it by the behaviour log-prob, which every estimator maps to 0.
         logp = torch.where(mask.bool(), logp, batch.old_logp)
         log_ratio = RATIO_LEVELS[self.ratio_level](logp, batch.old_logp, mask)
-        per_token, indicators = SURROGATES[self.surrogate](log_ratio, batch.adv, **self.surrogate_args)
+        per_token, indicators = SURROGATES[self.surrogate](log_ratio, batch.adv, mask, **self.surrogate_args)
         if batch.is_weight is not None:  # engine/trainer mismatch: weights the policy term only
             per_token = per_token * batch.is_weight
         stats = {f"policy/{k}_frac": v for k, v in indicators.items()}
@@ -146,6 +146,11 @@ def _surrogate_incoherences(o: Objective) -> list[str]:
     if o.surrogate == "dual_clip" and args.get("clip_c", 2.0) <= 1:
         problems.append(f"dual_clip needs clip_c > 1 (arXiv:1912.09729), got {args['clip_c']}: "
                         "with c <= 1 the bound is active on-policy and cuts every negative-advantage gradient")
+    if o.surrogate == "gmpo" and o.ratio_level != "token":
+        problems.append(f"surrogate 'gmpo' takes token log-ratios (it forms the geometric mean itself), "
+                        f"not ratio_level {o.ratio_level!r}")
+    if any(args.get(k, 1.0) <= 0 for k in ("tau_pos", "tau_neg")):
+        problems.append(f"surrogate 'sapo' needs tau_pos, tau_neg > 0, got {args}")
     if o.surrogate == "cispo" and o.ratio_level in ("sequence", "sequence_sum"):
         problems.append(f"surrogate 'cispo' with ratio_level {o.ratio_level!r}: CISPO weights each token's own "
                         "log-prob gradient, but the sequence log-ratio spreads 1/|y| of it over the row; "
@@ -173,6 +178,10 @@ def incoherences(o: Objective, *, advantage_varies_per_token: bool = False) -> l
                         "the generation budget (max_new_tokens)")
     if o.aggregation_constant is not None and o.aggregation_constant <= 0:
         problems.append(f"aggregation_constant must be > 0, got {o.aggregation_constant}")
+    if advantage_varies_per_token and o.surrogate == "gmpo":
+        problems.append("surrogate 'gmpo' with per-token advantages (GAE or a KL in the reward): GMPO's "
+                        "objective is one per sequence, -A_i times the geometric-mean ratio, so A must be "
+                        "constant along the row")
     if advantage_varies_per_token and o.ratio_level in ("sequence", "sequence_sum"):
         problems.append(f"ratio_level {o.ratio_level!r} with per-token advantages (GAE or a KL in the reward): the "
                         "sequence ratio averages every token's gradient over the row and loses the per-token "

@@ -1,9 +1,10 @@
 """Per-token policy surrogates (losses to minimise), before aggregation.
 
-Each takes the log-ratio (B, T) from a ratio level and the advantages (B, T), and returns the
-per-token loss (B, T) and a dict of (B, T) 0/1 indicators for the metrics (which tokens were
-clipped). Hyperparameters are keyword-only, so that `Objective` can check a recipe's
-`surrogate_args` against the signature and name a missing or foreign one.
+Each takes the log-ratio (B, T) from a ratio level, the advantages (B, T) and the completion
+mask (B, T) (read only by GMPO, whose loss is one per sequence), and returns the per-token loss
+(B, T) and a dict of (B, T) 0/1 indicators for the metrics (which tokens were clipped).
+Hyperparameters are keyword-only, so that `Objective` can check a recipe's `surrogate_args`
+against the signature and name a missing or foreign one.
 
 On-policy (log_ratio = 0 with gradient d/d logp = 1) every surrogate here has the vanilla
 policy-gradient gradient -A per token: the clip only acts once the policy has moved.
@@ -20,7 +21,7 @@ Surrogate = Callable[..., tuple[Tensor, dict[str, Tensor]]]
 
 
 def ppo_clip(
-    log_ratio: Tensor, adv: Tensor, *, eps_low: float, eps_high: float
+    log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, eps_low: float, eps_high: float
 ) -> tuple[Tensor, dict[str, Tensor]]:
     """PPO's clipped surrogate (Schulman et al. 2017, arXiv:1707.06347, eq. 7) with decoupled
     bounds (DAPO clip-higher, arXiv:2503.14476, eq. 10).
@@ -42,7 +43,7 @@ def ppo_clip(
 
 
 def dual_clip(
-    log_ratio: Tensor, adv: Tensor, *, eps_low: float, eps_high: float, clip_c: float
+    log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, eps_low: float, eps_high: float, clip_c: float
 ) -> tuple[Tensor, dict[str, Tensor]]:
     """Dual-clip PPO (Ye et al. 2020, arXiv:1912.09729, §3): for A < 0 the PPO objective is
     bounded below by c A, so a token whose ratio ran far above 1 cannot produce an unbounded
@@ -62,7 +63,7 @@ def dual_clip(
 
 
 def cispo(
-    log_ratio: Tensor, adv: Tensor, *, eps_low: float, eps_high: float
+    log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, eps_low: float, eps_high: float
 ) -> tuple[Tensor, dict[str, Tensor]]:
     """CISPO (MiniMax-M1, arXiv:2506.13585, §3.1): clip the importance weight, not the update.
 
@@ -85,8 +86,64 @@ def cispo(
     return loss, indicators
 
 
+# Beyond |log r| = 20 the soft gate is flat (sigma' ~ 0) but e^{log r} may overflow, and
+# 0 * inf = NaN; verl clamps SAPO's log-ratio at the same bound.
+_SAPO_MAX_LOG_RATIO = 20.0
+
+
+def sapo(
+    log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, tau_pos: float, tau_neg: float
+) -> tuple[Tensor, dict[str, Tensor]]:
+    """SAPO, soft adaptive policy optimisation (Gao et al. 2025, arXiv:2511.20347): a smooth,
+    temperature-controlled gate instead of a hard clip,
+
+        loss_t = -f(r_t) A_t,   f(r) = (4 / tau) sigmoid(tau (r - 1)),   tau = tau_pos if A_t > 0 else tau_neg
+
+    f(1) = 2/tau and f'(1) = 1, so on-policy the gradient is the vanilla -A; as r leaves 1 the
+    gradient weight f'(r) r = 4 sigma(x)(1 - sigma(x)) r, x = tau (r - 1), decays smoothly
+    instead of dropping to 0 at a clip edge. A larger tau_neg damps negative updates faster
+    (the paper's choice: tau_neg > tau_pos). `gate_weak` marks tokens whose gradient weight
+    fell below half of its on-policy value.
+    """
+    ratio = torch.exp(log_ratio.clamp(-_SAPO_MAX_LOG_RATIO, _SAPO_MAX_LOG_RATIO))
+    tau = torch.where(adv > 0, torch.full_like(adv, tau_pos), torch.full_like(adv, tau_neg))
+    gate = torch.sigmoid(tau * (ratio - 1.0))
+    loss = -(4.0 / tau) * gate * adv
+    weight = 4.0 * gate * (1.0 - gate) * ratio
+    return loss, {"gate_weak": (weight.detach() < 0.5).to(adv.dtype)}
+
+
+def gmpo(
+    log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, eps_low: float, eps_high: float
+) -> tuple[Tensor, dict[str, Tensor]]:
+    """GMPO, geometric-mean policy optimisation (Zhao et al. 2025, arXiv:2507.20673): one
+    objective per sequence from the geometric mean of its token ratios, each clipped in log
+    space on the pessimistic side,
+
+        c_t = sgn(A) min(sgn(A) log r_t, sgn(A) clip(log r_t, -eps_low, eps_high))
+        loss_i = -A_i exp(1/|y_i| sum_t c_t)
+
+    broadcast to every token of row i (aggregate with `seq_mean_token_mean` for the paper's
+    mean over sequences). The geometric mean is less sensitive to a single outlier token than
+    GRPO's arithmetic mean, so the paper widens the clip range (eps = 0.4 in log space). Needs
+    outcome advantages (constant along a row) and the token ratio level. `clip_low` /
+    `clip_high` mark tokens where the clip is active (their gradient is cut), by the sign of A.
+    """
+    mask = torch.ones_like(log_ratio) if mask is None else mask
+    sign = torch.sign(adv)
+    clamped = log_ratio.clamp(-eps_low, eps_high)
+    pessimistic = sign * torch.minimum(sign * log_ratio, sign * clamped)
+    lengths = mask.sum(dim=-1, keepdim=True).clamp(min=1)
+    seq_log_ratio = (pessimistic * mask).sum(dim=-1, keepdim=True) / lengths
+    loss = -adv * torch.exp(seq_log_ratio)
+    clipped = pessimistic.detach() != log_ratio.detach()  # the clip is active: no gradient
+    return loss, {"clip_low": (clipped & (adv < 0)).to(adv.dtype), "clip_high": (clipped & (adv > 0)).to(adv.dtype)}
+
+
 SURROGATES: dict[str, Surrogate] = {
     "ppo_clip": ppo_clip,
     "dual_clip": dual_clip,
     "cispo": cispo,
+    "sapo": sapo,
+    "gmpo": gmpo,
 }

@@ -127,12 +127,14 @@ class AlgoSection(Section):
     lam_critic: Optional[float] = Field(None, ge=0, le=1)  # gae: lambda of the critic targets (VAPO: 1.0)
     lam_alpha: Optional[float] = Field(None, gt=0)  # gae: VAPO length-adaptive lam = 1 - 1/(alpha l)
     ratio_level: Literal["token", "sequence", "sequence_token", "sequence_sum"] = "token"
-    surrogate: Literal["ppo_clip", "dual_clip", "cispo"] = "ppo_clip"
+    surrogate: Literal["ppo_clip", "dual_clip", "cispo", "sapo", "gmpo"] = "ppo_clip"
     eps_low: float = Field(0.2, ge=0)
     eps_high: float = Field(0.2, ge=0)
     clip_c: Optional[float] = None  # dual_clip: bound on the loss of negative-advantage tokens
+    sapo_tau_pos: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A > 0 (paper: 1.0)
+    sapo_tau_neg: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A <= 0 (paper: 1.05)
     aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm",
-                         "prompt_mean"] = "seq_mean_token_mean"
+                         "prompt_mean", "token_sum"] = "seq_mean_token_mean"
     aggregation_constant: Optional[float] = Field(None, gt=0)
     kl: Literal["none", "k1", "k2", "k3"] = "none"
     kl_coef: float = Field(0.0, ge=0)
@@ -244,6 +246,9 @@ def _algo_incoherences(c: Config):
         yield f"algo.baseline = {a.baseline!r} needs sampling.group_size >= 2 (a group of one has zero advantage)"
     if (a.surrogate == "dual_clip") != (a.clip_c is not None):
         yield "algo.clip_c is set exactly when algo.surrogate = 'dual_clip'"
+    taus_set = (a.sapo_tau_pos is not None, a.sapo_tau_neg is not None)
+    if taus_set != (a.surrogate == "sapo",) * 2:
+        yield "algo.sapo_tau_pos and algo.sapo_tau_neg are set exactly when algo.surrogate = 'sapo'"
     if a.advantage == "reinforce_pp" and a.scale != "none":
         yield "algo.advantage = 'reinforce_pp' whitens over the batch itself: set algo.scale = 'none'"
     if a.advantage == "gae" and (a.baseline != "none" or a.scale != "none"):
