@@ -1,4 +1,4 @@
-"""Truncated importance sampling for the engine/trainer mismatch."""
+"""Truncated and masked importance sampling for the engine/trainer mismatch."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import torch
 
 from rlvr.algo import Objective
-from rlvr.algo.engine_mismatch import mismatch_kl, sequence_tis, token_tis
+from rlvr.algo.engine_mismatch import mismatch_kl, sequence_mis, sequence_tis, token_mis, token_tis
 from rlvr.types import Batch
 
 MASK = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
@@ -29,6 +29,29 @@ def test_sequence_tis_is_the_capped_product():
     torch.testing.assert_close(w, torch.tensor([[1.0, 1.0, 1.0], [2.0, 1.0, 1.0]]))
     long = sequence_tis(torch.zeros(1, 3), torch.full((1, 3), -400.0), torch.ones(1, 3), cap=3.0)
     assert torch.isfinite(long).all() and long.max().item() == 3.0
+
+
+def test_token_mis_drops_instead_of_truncating():
+    # ratios pi/mu: e^0.5 = 1.6487 inside [0.5, 2] -> kept as is; e^-0.5 = 0.6065 inside -> kept;
+    # e^2 = 7.389 above 2 -> 0 (TIS would give 2); masked tokens weigh 1.
+    trainer = torch.tensor([[-1.0, -2.0, -9.0], [0.0, 0.0, 0.0]])
+    engine = torch.tensor([[-1.5, -1.5, 0.0], [-2.0, 0.0, 0.0]])
+    w = token_mis(trainer, engine, MASK, cap=2.0, low=0.5)
+    torch.testing.assert_close(w, torch.tensor([[math.exp(0.5), math.exp(-0.5), 1.0], [0.0, 1.0, 1.0]]))
+    # A ratio below `low` is dropped too (two-sided): e^-0.5 = 0.61 < 0.7.
+    assert token_mis(trainer, engine, MASK, cap=2.0, low=0.7)[0, 1].item() == 0.0
+
+
+def test_sequence_mis_drops_whole_sequences():
+    # row 0: product exp(0.5 - 0.5) = 1 -> kept, weight 1; row 1: exp(2) > 2 -> every token 0;
+    # a 400-nat gap stays finite (decided in log space).
+    trainer = torch.tensor([[-1.0, -2.0, -9.0], [0.0, 0.0, 0.0]])
+    engine = torch.tensor([[-1.5, -1.5, 0.0], [-2.0, -1.0, 0.0]])
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+    w = sequence_mis(trainer, engine, mask, cap=2.0, low=0.5)
+    torch.testing.assert_close(w, torch.tensor([[1.0, 1.0, 1.0], [0.0, 0.0, 1.0]]))
+    long = sequence_mis(torch.zeros(1, 3), torch.full((1, 3), -400.0), torch.ones(1, 3), cap=3.0, low=0.5)
+    assert long.tolist() == [[0.0, 0.0, 0.0]]
 
 
 def test_mismatch_kl_is_zero_when_equal_and_positive_otherwise():

@@ -52,11 +52,11 @@ class _OneProcess:
 
 
 def trl_loss_and_grad(logp, old_logp, adv, mask, ref_logp=None, *, loss_type, level="token",
-                      eps_high=EPS_HIGH, delta=None, beta=0.0):
+                      eps_high=EPS_HIGH, delta=None, beta=0.0, off_policy=None):
     t = grpo_trainer.GRPOTrainer.__new__(grpo_trainer.GRPOTrainer)
     x = logp.clone().requires_grad_()
     t.__dict__.update(
-        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level=level,
+        top_entropy_quantile=1.0, off_policy_mask_threshold=off_policy, importance_sampling_level=level,
         beta=beta, loss_type=loss_type, epsilon_low=EPS_LOW, epsilon_high=eps_high, use_vllm=False,
         args=SimpleNamespace(delta=delta, use_bias_correction_kl=False, steps_per_generation=1),
         current_gradient_accumulation_steps=1, max_completion_length=MAX_LEN, accelerator=_OneProcess(),
@@ -127,6 +127,9 @@ CASES = {
                            dict(aggregation="token_mean", surrogate="dual_clip",
                                 surrogate_args={"eps_low": EPS_LOW, "eps_high": EPS_HIGH, "clip_c": 1.4})),
     "grpo_k3_beta": (dict(loss_type="grpo", beta=0.04), dict(aggregation="seq_mean_token_mean", kl="k3", kl_coef=0.04)),
+    # DeepSeek-V3.2's off-policy sequence mask at delta = 0.1 (seed 2 drops one of two negatives)
+    "off_policy_mask": (dict(loss_type="grpo", beta=0.04, off_policy=0.1),
+                        dict(aggregation="seq_mean_token_mean", kl="k3", kl_coef=0.04, off_policy_delta=0.1)),
 }
 
 
@@ -139,6 +142,16 @@ def test_matches_trl(case, seed):
     ours = rlvr_loss_and_grad(objective(**ours_kw), logp, old_logp, adv, mask, ref_logp)
     assert theirs[1].abs().sum() > 0
     assert_agree(ours, theirs)
+
+
+def test_off_policy_case_drops_some_but_not_all_negatives():
+    from rlvr.algo.off_policy import off_policy_sequence_mask
+
+    # Seed 2: the negative rows 1 and 3 have mean log(pi_old / pi) 0.093 and 0.192: at delta 0.1
+    # row 3 is dropped and row 1 kept, so the TRL case above exercises both branches.
+    logp, old_logp, adv, mask, _ = inputs(2)
+    keep = off_policy_sequence_mask(logp, old_logp, adv[:, None] * mask, mask, 0.1)
+    assert keep[:, 0].tolist() == [1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
 
 
 def test_inputs_clip_on_both_sides():

@@ -257,3 +257,23 @@ def test_gmpo_is_geo_mean(seed):
     vloss, vgrad, _ = verl("geo_mean", logp, old, adv, mask, "token-mean", actor())
     assert (metrics["policy/clip_high_frac"] + metrics["policy/clip_low_frac"]) > 0
     close(loss, vloss), close(grad, vgrad)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("ours, theirs", [("token_mis", "token_k1"), ("sequence_mis", "seq_sum_k1")])
+def test_masked_is_is_verl_rejection_times_its_ratio(ours, theirs, seed):
+    # verl's k1 rejection bounds mu / pi_old (its k1 is -log(pi_old / mu)): keep iff
+    # lower <= mu / pi_old <= upper, i.e. 1 / upper <= rho <= 1 / lower for rho = pi_old / mu.
+    from verl.trainer.ppo.rollout_corr_helper import compute_rollout_rejection_mask
+
+    from rlvr.algo.engine_mismatch import MISMATCH_CORRECTIONS
+
+    engine, trainer, _, _, mask = inputs(seed)  # gaps 0.5 N(0, 1) a token: some outside the band
+    keep, _ = compute_rollout_rejection_mask(trainer - engine, mask, theirs, "0.5_1.25")
+    ours_w = MISMATCH_CORRECTIONS[ours](trainer, engine, mask, cap=2.0, low=0.8)
+    rho = (trainer - engine) * mask
+    if ours == "sequence_mis":
+        rho = rho.sum(dim=1, keepdim=True).expand_as(mask)
+    assert 0 < keep[mask.bool()].sum() < mask.sum()
+    expected = torch.where(mask.bool(), keep * rho.exp(), torch.ones_like(mask))
+    close(ours_w, expected)

@@ -3,6 +3,8 @@
     1. log-ratio      rho = RATIO_LEVELS[ratio_level](logp, old_logp, mask)
     2. surrogate      l_t = SURROGATES[surrogate](rho, adv, mask, **surrogate_args), times the
                       batch's engine-mismatch weight w_t when it has one (algo/engine_mismatch.py)
+                      and, with `off_policy_delta`, the off-policy sequence mask M_i
+                      (algo/off_policy.py)
     3. KL in the loss l_t += kl_coef * KL_ESTIMATORS[kl](logp, ref_logp), clamped to +-kl_clamp
                       (only when kl_placement == "loss"; "reward" puts it in the advantages,
                       see `rlvr.algo.kl.kl_reward_penalty`)
@@ -26,6 +28,7 @@ import torch
 from rlvr.algo.aggregation import AGGREGATIONS
 from rlvr.algo.imitation import positive_lm_loss
 from rlvr.algo.kl import KL_ESTIMATORS, kl_estimate
+from rlvr.algo.off_policy import off_policy_sequence_mask
 from rlvr.algo.ratios import RATIO_LEVELS
 from rlvr.algo.surrogates import SURROGATES
 from rlvr.types import Batch
@@ -48,6 +51,7 @@ class Objective:
     kl_clamp: float | None = None
     entropy_coef: float = 0.0
     positive_lm_coef: float = 0.0
+    off_policy_delta: float | None = None
 
     def __post_init__(self) -> None:
         for axis, name, table in (
@@ -90,6 +94,10 @@ class Objective:
         per_token, indicators = SURROGATES[self.surrogate](log_ratio, batch.adv, mask, **self.surrogate_args)
         if batch.is_weight is not None:  # engine/trainer mismatch: weights the policy term only
             per_token = per_token * batch.is_weight
+        if self.off_policy_delta is not None:
+            keep = off_policy_sequence_mask(logp, batch.old_logp, batch.adv, mask, self.off_policy_delta)
+            per_token = per_token * keep
+            indicators = {**indicators, "off_policy_masked": (1.0 - keep).expand_as(mask)}
         stats = {f"policy/{k}_frac": v for k, v in indicators.items()}
         stats["policy/ratio_mean"] = torch.exp(log_ratio.detach())
         # cleanrl's approx_kl, (r - 1) - log r with r = pi / pi_old: k3 of KL(pi_old || pi),
@@ -173,6 +181,8 @@ def incoherences(o: Objective, *, advantage_varies_per_token: bool = False) -> l
         problems.append(f"positive_lm_coef = {o.positive_lm_coef} < 0 would push the correct samples down")
     if o.entropy_coef < 0:
         problems.append(f"entropy_coef = {o.entropy_coef} < 0 would penalise entropy and hasten its collapse")
+    if o.off_policy_delta is not None and o.off_policy_delta <= 0:
+        problems.append(f"off_policy_delta = {o.off_policy_delta} must be > 0 (it bounds a mean KL)")
     if o.aggregation == "seq_mean_token_sum_norm" and o.aggregation_constant is None:
         problems.append("aggregation 'seq_mean_token_sum_norm' needs aggregation_constant: Dr. GRPO's C, "
                         "the generation budget (max_new_tokens)")

@@ -144,9 +144,15 @@ class AlgoSection(Section):
     # VAPO positive-example LM loss: + mu * NLL of the completions whose reward is 1.
     positive_lm_coef: float = Field(0.0, ge=0)
     # Engine/trainer mismatch: recompute pi_old with the trainer and weight each token's policy
-    # term by the truncated ratio pi_old / mu (token_tis) or its sequence product (sequence_tis).
-    mismatch: Literal["none", "token_tis", "sequence_tis"] = "none"
+    # term by the truncated ratio pi_old / mu (token_tis) or its sequence product (sequence_tis);
+    # token_mis / sequence_mis drop (weight 0) the tokens / sequences whose ratio leaves
+    # [mismatch_low, mismatch_cap] and keep the ratio of the others (IcePop's two-sided mask).
+    mismatch: Literal["none", "token_tis", "sequence_tis", "token_mis", "sequence_mis"] = "none"
     mismatch_cap: float = Field(2.0, gt=1)
+    mismatch_low: float = Field(0.5, gt=0, lt=1)  # token_mis / sequence_mis only
+    # DeepSeek-V3.2's off-policy sequence mask: a negative-advantage sequence whose mean
+    # log(pi_old / pi) exceeds this is left out of the loss. None = off.
+    off_policy_delta: Optional[float] = Field(None, gt=0)
 
 
 class TrainSection(Section):

@@ -1,7 +1,7 @@
 """Scored groups → the training batch: reward shaping, KL in the reward, advantages, masks.
 
 The order (each step optional, set by the recipe):
-  0. mismatch          pi_old recomputed by the trainer, truncated IS weights vs the engine
+  0. mismatch          pi_old recomputed by the trainer, truncated or masked IS weights vs the engine
   1. overlong shaping    r_i += overlong_penalty(|y_i|)               (DAPO eq. 13)
   2. reference log-probs when the recipe has a KL term
   3. KL in the reward    per-token beta * KL_t(pi_old || pi_ref)     (subtracted from rewards)
@@ -52,10 +52,13 @@ def correct_mismatch(batch: Batch, config: Config, parts, metrics: dict) -> tupl
     mask = batch.completion_mask
     with torch.no_grad():
         trainer_logp = batch_logprobs(parts.model, batch, config.sampling.temperature) * mask
-    weight = MISMATCH_CORRECTIONS[a.mismatch](trainer_logp, batch.old_logp, mask, a.mismatch_cap)
+    weight = MISMATCH_CORRECTIONS[a.mismatch](trainer_logp, batch.old_logp, mask, cap=a.mismatch_cap,
+                                              low=a.mismatch_low)
+    tokens = mask.sum().clamp(min=1)
     metrics = {**metrics, "mismatch/kl": float(mismatch_kl(trainer_logp, batch.old_logp, mask)),
-               "mismatch/weight_mean": float((weight * mask).sum() / mask.sum().clamp(min=1)),
-               "mismatch/capped_frac": float(((weight >= a.mismatch_cap) * mask).sum() / mask.sum().clamp(min=1))}
+               "mismatch/weight_mean": float((weight * mask).sum() / tokens),
+               "mismatch/capped_frac": float(((weight >= a.mismatch_cap) * mask).sum() / tokens),
+               "mismatch/masked_frac": float(((weight == 0) * mask).sum() / tokens)}
     return dataclasses.replace(batch, old_logp=trainer_logp, is_weight=weight), metrics
 
 
