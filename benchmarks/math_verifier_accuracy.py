@@ -139,6 +139,19 @@ def pct(hits: list[bool]) -> float:
     return 100.0 * sum(hits) / len(hits) if hits else float("nan")
 
 
+def source_families(rows: list[dict]) -> dict[str, list[int]]:
+    """Row indices by origin: math-verify scores its own suite's cases well by construction."""
+    families = {"from Math-Verify's tests": [], "from other public suites": [], "written for rlvr": []}
+    for i, r in enumerate(rows):
+        if r["source"].startswith("written for rlvr"):
+            families["written for rlvr"].append(i)
+        elif "Math-Verify" in r["source"]:
+            families["from Math-Verify's tests"].append(i)
+        else:
+            families["from other public suites"].append(i)
+    return {k: v for k, v in families.items() if v}
+
+
 def tabulate(rows: list[dict], results: dict) -> dict:
     """Per-category and overall accuracy (% of rows where the verdict equals the label)."""
     right = {s: [v == r["label"] for v, r in zip(res["verdicts"], rows)] for s, res in results.items()}
@@ -148,16 +161,18 @@ def tabulate(rows: list[dict], results: dict) -> dict:
     groups["ALL"] = list(range(len(rows)))
     groups["on true pairs"] = [i for i, r in enumerate(rows) if r["label"]]
     groups["on false pairs"] = [i for i, r in enumerate(rows) if not r["label"]]
+    for family, ix in source_families(rows).items():
+        groups[family] = ix
     return {g: {"n": len(ix), **{s: pct([right[s][i] for i in ix]) for s in results}}
             for g, ix in groups.items()}
 
 
 def print_report(table: dict, results: dict, load: dict) -> None:
-    print(f"{'category':22s} {'n':>4s} {'rlvr %':>7s} {'m-v %':>7s} {'delta':>7s}")
+    print(f"{'category':26s} {'n':>4s} {'rlvr %':>7s} {'m-v %':>7s} {'delta':>7s}")
     for group, fig in table.items():
         if group == "ALL":
-            print("-" * 51)
-        print(f"{group:22s} {fig['n']:4d} {fig['rlvr']:7.1f} {fig['math-verify']:7.1f} "
+            print("-" * 55)
+        print(f"{group:26s} {fig['n']:4d} {fig['rlvr']:7.1f} {fig['math-verify']:7.1f} "
               f"{fig['rlvr'] - fig['math-verify']:+7.1f}")
     r, m = results["rlvr"], results["math-verify"]
     print(f"\nthroughput: rlvr {r['pairs_per_s']:.1f} pairs/s ({r['timeouts']} timeouts), "
@@ -201,7 +216,10 @@ def main() -> None:
         out = {"files": [p.name for p in paths], "limit_s": args.limit, "table": table, "load": load,
                "throughput": {s: {k: res[k] for k in ("pairs_per_s", "seconds", "timeouts")}
                               for s, res in results.items()},
-               "rlvr_misses": missed}
+               "rlvr_misses": missed,
+               "rows": [{"id": r["id"], "label": r["label"], "rlvr": v, "math-verify": w}
+                        for r, v, w in zip(rows, results["rlvr"]["verdicts"],
+                                           results["math-verify"]["verdicts"])]}
         args.json.write_text(json.dumps(out, indent=1))
 
 

@@ -127,8 +127,11 @@ def test_a_hanging_pair_is_false_within_the_limit(monkeypatch):
 
 
 def test_tabulate_counts_agreement_with_the_label():
-    rows = [{"category": "pi", "label": True}, {"category": "pi", "label": False}]
+    rows = [{"category": "pi", "label": True, "source": "written for rlvr (form: bare)"},
+            {"category": "pi", "label": False, "source": "math-verify tests/x.py (huggingface/Math-Verify)"}]
     results = {"rlvr": {"verdicts": [True, True]}, "math-verify": {"verdicts": [False, False]}}
     table = SCORER.tabulate(rows, results)
     assert table["pi"] == {"n": 2, "rlvr": 50.0, "math-verify": 50.0}
     assert table["on true pairs"]["rlvr"] == 100.0 and table["on false pairs"]["rlvr"] == 0.0
+    assert table["written for rlvr"] == {"n": 1, "rlvr": 100.0, "math-verify": 0.0}
+    assert table["from Math-Verify's tests"]["n"] == 1 and "from other public suites" not in table
