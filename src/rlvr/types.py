@@ -87,6 +87,8 @@ class Batch:
                      engine/trainer mismatch (multiply the policy term of the loss)
     lm_weight:       (B, T) float or None, weights of VAPO's positive-example LM loss
                      (`rlvr.algo.imitation`), computed on the full batch
+    cov_select:      (B, T) float or None, 1 on the tokens Clip-Cov / KL-Cov act on
+                     (`rlvr.algo.entropy_control`), selected on the full batch
     """
 
     input_ids: "torch.Tensor"
@@ -98,6 +100,7 @@ class Batch:
     ref_logp: "torch.Tensor | None" = None
     is_weight: "torch.Tensor | None" = None  # (B, T) engine/trainer mismatch weights, no gradient
     lm_weight: "torch.Tensor | None" = None  # (B, T) positive-example LM loss weights
+    cov_select: "torch.Tensor | None" = None  # (B, T) entropy-control token selection
 
     @property
     def prompt_len(self) -> int:
@@ -111,15 +114,5 @@ class Batch:
 
     def rows(self, index: "torch.Tensor") -> "Batch":
         """The sub-batch of the given rows (micro-batching), padding kept as it is."""
-        pick = lambda t: None if t is None else t[index]  # noqa: E731
-        return Batch(
-            input_ids=self.input_ids[index],
-            attention_mask=self.attention_mask[index],
-            completion_mask=self.completion_mask[index],
-            old_logp=self.old_logp[index],
-            adv=self.adv[index],
-            group_ids=self.group_ids[index],
-            ref_logp=pick(self.ref_logp),
-            is_weight=pick(self.is_weight),
-            lm_weight=pick(self.lm_weight),
-        )
+        return Batch(**{f.name: None if (v := getattr(self, f.name)) is None else v[index]
+                        for f in dataclasses.fields(self)})

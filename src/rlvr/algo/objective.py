@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import torch
 
 from rlvr.algo.aggregation import AGGREGATIONS
+from rlvr.algo.entropy_control import COV_SELECTIONS
 from rlvr.algo.imitation import positive_lm_loss
 from rlvr.algo.kl import KL_ESTIMATORS, kl_estimate
 from rlvr.algo.off_policy import off_policy_sequence_mask
@@ -52,6 +53,9 @@ class Objective:
     entropy_coef: float = 0.0
     positive_lm_coef: float = 0.0
     off_policy_delta: float | None = None
+    # Clip-Cov / KL-Cov (algo/entropy_control.py): act on the batch's `cov_select` tokens.
+    entropy_control: str = "none"
+    kl_cov_coef: float = 1.0
 
     def __post_init__(self) -> None:
         for axis, name, table in (
@@ -60,6 +64,7 @@ class Objective:
             ("aggregation", self.aggregation, AGGREGATIONS),
             ("kl", self.kl, {"none": None, **KL_ESTIMATORS}),
             ("kl_placement", self.kl_placement, dict.fromkeys(KL_PLACEMENTS)),
+            ("entropy_control", self.entropy_control, {"none": None, **COV_SELECTIONS}),
         ):
             if name not in table:
                 raise ValueError(f"unknown {axis} {name!r}; choose one of {sorted(table)}")
@@ -98,6 +103,7 @@ class Objective:
             keep = off_policy_sequence_mask(logp, batch.old_logp, batch.adv, mask, self.off_policy_delta)
             per_token = per_token * keep
             indicators = {**indicators, "off_policy_masked": (1.0 - keep).expand_as(mask)}
+        per_token, indicators = self._entropy_control(per_token, indicators, logp, batch)
         stats = {f"policy/{k}_frac": v for k, v in indicators.items()}
         stats["policy/ratio_mean"] = torch.exp(log_ratio.detach())
         # cleanrl's approx_kl, (r - 1) - log r with r = pi / pi_old: k3 of KL(pi_old || pi),
@@ -127,6 +133,20 @@ class Objective:
             loss = loss + self.positive_lm_coef * nll
             metrics["loss/positive_lm"] = nll.detach()
         return loss, metrics
+
+    def _entropy_control(self, per_token: Tensor, indicators: dict, logp: Tensor, batch: Batch):
+        """Clip-Cov: the selected tokens leave the policy term. KL-Cov: they get
+        + kl_cov_coef * |log pi - log pi_old| (Cui et al. 2025, arXiv:2505.22617, §4)."""
+        if self.entropy_control == "none":
+            return per_token, indicators
+        if batch.cov_select is None:
+            raise ValueError(f"entropy_control={self.entropy_control!r} needs cov_select in the batch")
+        select = batch.cov_select
+        if self.entropy_control == "clip_cov":
+            per_token = per_token * (1.0 - select)
+        else:
+            per_token = per_token + self.kl_cov_coef * (logp - batch.old_logp).abs() * select
+        return per_token, {**indicators, "cov_selected": select}
 
 
 def _surrogate_params(name: str) -> set[str]:
@@ -181,6 +201,8 @@ def incoherences(o: Objective, *, advantage_varies_per_token: bool = False) -> l
         problems.append(f"positive_lm_coef = {o.positive_lm_coef} < 0 would push the correct samples down")
     if o.entropy_coef < 0:
         problems.append(f"entropy_coef = {o.entropy_coef} < 0 would penalise entropy and hasten its collapse")
+    if o.kl_cov_coef < 0:
+        problems.append(f"kl_cov_coef = {o.kl_cov_coef} < 0 would reward moving the high-covariance tokens")
     if o.off_policy_delta is not None and o.off_policy_delta <= 0:
         problems.append(f"off_policy_delta = {o.off_policy_delta} must be > 0 (it bounds a mean KL)")
     if o.aggregation == "seq_mean_token_sum_norm" and o.aggregation_constant is None:

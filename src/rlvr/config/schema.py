@@ -153,6 +153,14 @@ class AlgoSection(Section):
     # DeepSeek-V3.2's off-policy sequence mask: a negative-advantage sequence whose mean
     # log(pi_old / pi) exceeds this is left out of the loss. None = off.
     off_policy_delta: Optional[float] = Field(None, gt=0)
+    # Entropy control by covariance (Cui et al. 2025): the cov_ratio share of the batch's tokens
+    # with the largest (kl_cov) or a random in-band (clip_cov: cov_low < cov < cov_high) covariance
+    # between log-prob and advantage gets a |KL| penalty / leaves the loss.
+    entropy_control: Literal["none", "clip_cov", "kl_cov"] = "none"
+    cov_ratio: float = Field(2e-4, gt=0, le=1)
+    cov_low: float = 1.0  # clip_cov
+    cov_high: float = 5.0  # clip_cov
+    kl_cov_coef: float = Field(1.0, ge=0)  # kl_cov
 
 
 class TrainSection(Section):
@@ -252,6 +260,8 @@ def _algo_incoherences(c: Config):
         yield f"algo.baseline = {a.baseline!r} needs sampling.group_size >= 2 (a group of one has zero advantage)"
     if (a.surrogate == "dual_clip") != (a.clip_c is not None):
         yield "algo.clip_c is set exactly when algo.surrogate = 'dual_clip'"
+    if a.cov_low >= a.cov_high:
+        yield f"algo.cov_low ({a.cov_low}) must be below algo.cov_high ({a.cov_high})"
     taus_set = (a.sapo_tau_pos is not None, a.sapo_tau_neg is not None)
     if taus_set != (a.surrogate == "sapo",) * 2:
         yield "algo.sapo_tau_pos and algo.sapo_tau_neg are set exactly when algo.surrogate = 'sapo'"

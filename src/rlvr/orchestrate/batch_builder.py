@@ -10,6 +10,7 @@ The order (each step optional, set by the recipe):
                          gae: the critic's values, decoupled GAE, whitened
   5. truncation mask     completions cut at the budget leave the loss (DAPO overlong filtering)
   6. imitation weights   VAPO's positive-example LM loss on the samples with reward 1
+  7. covariance tokens   Clip-Cov / KL-Cov's selection, on the full batch from pi_old
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import torch
 
 from rlvr.algo import outcome_advantages
 from rlvr.algo.engine_mismatch import MISMATCH_CORRECTIONS, mismatch_kl
+from rlvr.algo.entropy_control import COV_SELECTIONS
 from rlvr.algo.kl import kl_reward_penalty
 from rlvr.algo.gae import decoupled_gae, length_adaptive_lambda
 from rlvr.algo.imitation import positive_lm_weights
@@ -94,8 +96,13 @@ def build_batch(groups: list[list[Scored]], config: Config, parts):
     lm_weight = None
     if a.positive_lm_coef:  # the verifier's reward, before shaping: "correct" means a full pass
         lm_weight = positive_lm_weights(mask, torch.tensor([s.reward for s in flat]))
-    return (dataclasses.replace(batch, adv=adv * mask, completion_mask=mask, ref_logp=ref, lm_weight=lm_weight),
-            metrics, critic)
+    adv = adv * mask
+    cov_select = None
+    if a.entropy_control != "none":
+        cov_select = COV_SELECTIONS[a.entropy_control](adv, batch.old_logp, mask, ratio=a.cov_ratio, low=a.cov_low,
+                                                       high=a.cov_high)  # clip_cov: the global RNG, checkpointed
+    return (dataclasses.replace(batch, adv=adv, completion_mask=mask, ref_logp=ref, lm_weight=lm_weight,
+                                cov_select=cov_select), metrics, critic)
 
 
 def gae_with_critic(batch: Batch, rewards: torch.Tensor, penalty, config: Config, parts):

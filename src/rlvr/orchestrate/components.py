@@ -89,7 +89,8 @@ def objective_from(config: Config) -> Objective:
                               aggregation=a.aggregation, aggregation_constant=a.aggregation_constant,
                               kl=a.kl, kl_coef=a.kl_coef, kl_placement=a.kl_placement, kl_clamp=a.kl_clamp,
                               entropy_coef=a.entropy_coef, positive_lm_coef=a.positive_lm_coef,
-                              off_policy_delta=a.off_policy_delta)
+                              off_policy_delta=a.off_policy_delta, entropy_control=a.entropy_control,
+                              kl_cov_coef=a.kl_cov_coef)
         per_token = a.advantage == "reinforce_pp" and (a.kl_placement == "reward" and a.kl != "none" or a.gamma < 1)
         check_coherence(objective, advantage_varies_per_token=per_token)
     except ValueError as e:
