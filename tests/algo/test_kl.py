@@ -120,3 +120,28 @@ def test_clamp_in_d_first_keeps_value_and_gradient(d, clamp):
         (g_plain,) = torch.autograd.grad(plain.sum(), logp2)
         torch.testing.assert_close(ours, plain, rtol=1e-12, atol=1e-12)
         torch.testing.assert_close(g_ours, g_plain, rtol=1e-12, atol=1e-12)
+
+
+def _expected_loss_gradient(estimator: str, theta: torch.Tensor, teacher_logp: torch.Tensor) -> torch.Tensor:
+    """d/d theta of E_{y ~ pi}[KL_estimator(log pi(y), log pi_T(y))] with the samples fixed (the
+    score-function-free gradient a KL term in the loss gives), computed exactly over the vocabulary."""
+    logp = torch.log_softmax(theta, dim=0)
+    loss = (logp.exp().detach() * KL_ESTIMATORS[estimator](logp, teacher_logp)).sum()
+    (grad,) = torch.autograd.grad(loss, theta)
+    return grad
+
+
+@FAST
+@given(seed=st.integers(0, 2**16))
+def test_k2_in_the_loss_is_reverse_kl_distillation_k3_is_forward(seed):
+    # On-policy distillation (model.teacher_path): with the teacher as the reference, k2 in the loss
+    # has the gradient of KL(pi || pi_T) (reverse, mode-seeking), k3 that of KL(pi_T || pi) (forward).
+    gen = torch.Generator().manual_seed(seed)
+    theta = torch.randn(6, generator=gen, dtype=torch.float64).requires_grad_()
+    teacher = torch.log_softmax(torch.randn(6, generator=gen, dtype=torch.float64), dim=0)
+    logp = torch.log_softmax(theta, dim=0)
+    (reverse,) = torch.autograd.grad((logp.exp() * (logp - teacher)).sum(), theta)
+    logp = torch.log_softmax(theta, dim=0)
+    (forward,) = torch.autograd.grad((teacher.exp() * (teacher - logp)).sum(), theta)
+    torch.testing.assert_close(_expected_loss_gradient("k2", theta, teacher), reverse, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(_expected_loss_gradient("k3", theta, teacher), forward, rtol=1e-10, atol=1e-12)

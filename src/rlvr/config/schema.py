@@ -37,6 +37,9 @@ class ModelSection(Section):
     lora_alpha: float = Field(16.0, gt=0)
     lora_dropout: float = Field(0.0, ge=0, lt=1)
     lora_targets: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj"]
+    # On-policy distillation: the KL term's target is this teacher (same tokenizer) instead of
+    # the initial weights. algo.kl = "k2" in the loss gives the reverse-KL gradient per token.
+    teacher_path: Optional[str] = None
 
 
 class TaskSection(Section):
@@ -248,6 +251,8 @@ def incoherences(c: Config):
 
 def _algo_incoherences(c: Config):
     a = c.algo
+    if c.model.teacher_path and a.kl == "none":
+        yield "model.teacher_path is the KL target: set algo.kl (k2 in the loss for reverse-KL distillation) and algo.kl_coef"
     if a.kl == "none" and a.kl_coef > 0:
         yield "algo.kl_coef > 0 needs algo.kl set to an estimator (k1, k2 or k3)"
     if a.kl != "none" and a.kl_coef == 0:

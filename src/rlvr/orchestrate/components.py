@@ -143,14 +143,28 @@ def judge_path_resolved(reward: RewardSection, base: Path) -> RewardSection:
 
 
 def load_reference(config: Config, objective: Objective, policy: PreTrainedModel, model_path: Path,
-                   device: torch.device) -> PreTrainedModel | None:
-    """The KL reference: the base weights when the objective has a KL term. With LoRA, the
-    policy with its adapters switched off (no second copy)."""
+                   device: torch.device, base: Path) -> PreTrainedModel | None:
+    """The KL target when the objective has a KL term: a teacher (`model.teacher_path`, on-policy
+    distillation), else the base weights; with LoRA and no teacher, the policy with its adapters
+    switched off (no second copy)."""
     if not objective.needs_ref:
         return None
+    if config.model.teacher_path:
+        teacher = load_model(resolve_path(config.model.teacher_path, base), config.model.dtype,
+                             config.model.fp32_head).eval().to(device)
+        check_same_vocabulary(policy, teacher, config.model.teacher_path)
+        return teacher
     if config.model.lora_rank > 0:
         return AdaptersOff(policy)
     return load_model(model_path, config.model.dtype, config.model.fp32_head).eval().to(device)
+
+
+def check_same_vocabulary(policy: PreTrainedModel, teacher: PreTrainedModel, teacher_path: str) -> None:
+    """Per-token log-probs compare only over one vocabulary: refuse a teacher with another."""
+    ours, theirs = policy.config.vocab_size, teacher.config.vocab_size
+    if ours != theirs:
+        raise ConfigError(f"model.teacher_path = {teacher_path!r}: vocabulary of {theirs} tokens, the policy's "
+                          f"has {ours}; distillation needs the same tokenizer")
 
 
 def build(config: Config, base: Path, weights_from: Path | None = None) -> Components:
@@ -167,7 +181,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     s = config.sampling
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
                               top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
-    ref_model = load_reference(config, objective, model, model_path, device)
+    ref_model = load_reference(config, objective, model, model_path, device, base)
     engine = make_engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
     trainer = (FSDPTrainer if t.fsdp else Trainer)(
