@@ -21,6 +21,8 @@ ARGS = {
     "cispo": {"eps_low": 0.2, "eps_high": 0.28},
     "sapo": {"tau_pos": 1.0, "tau_neg": 1.05},
     "gmpo": {"eps_low": 0.4, "eps_high": 0.4},
+    "reinforce": {},
+    "dro": {"beta": 2.0},
 }
 # The combinations `check_coherence` refuses (tested below) are left out.
 COMBOS = [(lv, s, a) for lv in sorted(RATIO_LEVELS) for s in sorted(SURROGATES) for a in sorted(AGGREGATIONS)

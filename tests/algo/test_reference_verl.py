@@ -332,3 +332,22 @@ def rlvr_with(objective: Objective, logp, old, adv, mask, **fields):
     loss, metrics = objective.loss(x, batch, objective.weights(mask, batch.group_ids))
     loss.backward()
     return loss.detach(), x.grad, metrics
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("name", ["gpg", "dro"])
+def test_gpg_is_reinforce_and_dro_up_to_the_log_pi_old_term(name, mode, seed):
+    # verl writes log pi where rlvr writes log r = log pi - log pi_old: equal gradients, losses
+    # apart by -A log pi_old (no gradient), aggregated like the loss.
+    from verl.workers.config.actor import PolicyLossConfig
+
+    logp, old, _, adv, mask = inputs(seed)
+    ours, args = ("reinforce", {}) if name == "gpg" else ("dro", {"beta": 0.3})
+    obj = Objective(surrogate=ours, surrogate_args=args, aggregation=mode, aggregation_constant=C)
+    loss, grad, _ = rlvr(obj, logp, old, adv, mask)
+    config = ActorConfig(strategy="fsdp", rollout_n=1, ppo_micro_batch_size_per_gpu=1,
+                         global_batch_info={"loss_scale_factor": C}, policy_loss=PolicyLossConfig(dro_beta=0.3))
+    vloss, vgrad, _ = verl(name, logp, old, adv, mask, MODES[mode], config)
+    offset = (obj.weights(mask, torch.arange(mask.shape[0]) // 2) * -(adv * old) * mask).sum()
+    close(loss + offset, vloss), close(grad, vgrad)

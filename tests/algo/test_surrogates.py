@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.algo.ratios import RATIO_LEVELS
-from rlvr.algo.surrogates import SURROGATES, cispo, dual_clip, gmpo, ppo_clip, sapo
+from rlvr.algo.surrogates import SURROGATES, cispo, dro, dual_clip, gmpo, ppo_clip, reinforce, sapo
 
 FAST = settings(max_examples=50, deadline=None)
 EPS_LOW, EPS_HIGH = 0.2, 0.28  # distinct, so that a swapped bound shows
@@ -35,12 +35,14 @@ SURROGATE_ARGS = {
     "cispo": st.fixed_dictionaries({"eps_low": st.floats(min_value=0.0, max_value=5.0), "eps_high": eps_values}),
     "sapo": st.fixed_dictionaries({"tau_pos": st.floats(0.1, 10), "tau_neg": st.floats(0.1, 10)}),
     "gmpo": st.fixed_dictionaries({"eps_low": eps_values, "eps_high": eps_values}),
+    "reinforce": st.fixed_dictionaries({}),
+    "dro": st.fixed_dictionaries({"beta": st.floats(1e-3, 10)}),
 }
 # Loss at r = 1: the vanilla PG value -A, except CISPO's log-ratio form, which reads 0, and
 # SAPO's gate, worth 2 / tau there (its slope, not its value, is 1).
 ON_POLICY_VALUE = {
     "ppo_clip": lambda adv, args: -adv, "dual_clip": lambda adv, args: -adv, "gmpo": lambda adv, args: -adv,
-    "cispo": lambda adv, args: 0 * adv,
+    "cispo": lambda adv, args: 0 * adv, "reinforce": lambda adv, args: 0 * adv, "dro": lambda adv, args: 0 * adv,
     "sapo": lambda adv, args: -2 / torch.where(adv > 0, torch.tensor(args["tau_pos"], dtype=adv.dtype),
                                                torch.tensor(args["tau_neg"], dtype=adv.dtype)) * adv,
 }
@@ -293,3 +295,14 @@ def test_gmpo_ignores_masked_tokens_and_negative_advantage_clips_low():
     loss, ind = gmpo(log_ratio, -torch.ones(1, 3, dtype=torch.float64), mask, eps_low=0.2, eps_high=0.2)
     assert loss[0, 0].item() == pytest.approx(math.exp(0.15), rel=1e-12)
     assert ind["clip_low"][0, :2].tolist() == [0.0, 1.0]
+
+
+def test_reinforce_and_dro_hand_computed():
+    # log r = 0.5, A = 2: REINFORCE loss -1.0, gradient -2 (no clip, however far r moved);
+    # DRO beta = 4: loss -(1.0 - 2 * 0.25) = -0.5, gradient -(A - beta log r) = -(2 - 2) = 0:
+    # the quadratic trust region has stopped the update at log r = A / beta.
+    for fn, args, loss_value, grad_value in ((reinforce, {}, -1.0, -2.0), (dro, {"beta": 4.0}, -0.5, 0.0)):
+        log_ratio = torch.tensor([0.5], dtype=torch.float64, requires_grad=True)
+        loss, _ = fn(log_ratio, torch.tensor([2.0], dtype=torch.float64), **args)
+        loss.sum().backward()
+        assert (loss.item(), log_ratio.grad.item()) == pytest.approx((loss_value, grad_value), abs=1e-15)

@@ -177,6 +177,8 @@ def _surrogate_incoherences(o: Objective) -> list[str]:
     if o.surrogate == "gmpo" and o.ratio_level != "token":
         problems.append(f"surrogate 'gmpo' takes token log-ratios (it forms the geometric mean itself), "
                         f"not ratio_level {o.ratio_level!r}")
+    if args.get("beta", 1.0) <= 0:
+        problems.append(f"surrogate 'dro' needs beta > 0 (the quadratic trust region), got {args['beta']}")
     if any(args.get(k, 1.0) <= 0 for k in ("tau_pos", "tau_neg")):
         problems.append(f"surrogate 'sapo' needs tau_pos, tau_neg > 0, got {args}")
     if o.surrogate == "cispo" and o.ratio_level in ("sequence", "sequence_sum"):

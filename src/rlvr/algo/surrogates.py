@@ -140,10 +140,31 @@ def gmpo(
     return loss, {"clip_low": (clipped & (adv < 0)).to(adv.dtype), "clip_high": (clipped & (adv > 0)).to(adv.dtype)}
 
 
+def reinforce(log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+    """REINFORCE without a trust region (Williams 1992; GPG, Chu et al. 2025, arXiv:2504.02546,
+    and verl's `gpg` loss): loss_t = -A_t log r_t, whose gradient -A_t d log pi_t ignores how far
+    the policy has moved. (verl writes -A log pi: the same gradient, a constant apart.) With one
+    update per batch on-policy it equals every clipped surrogate; with more it has no brake."""
+    return -adv * log_ratio, {}
+
+
+def dro(log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, beta: float) -> tuple[Tensor, dict[str, Tensor]]:
+    """A quadratic trust region instead of a clip (verl's `dro` loss; Richemond et al. 2024,
+    direct reward optimisation):
+
+        loss_t = -(A_t log r_t - (beta / 2) (log r_t)^2)
+
+    The gradient -(A_t - beta log r_t) d log pi_t pulls back in proportion to the drift, so an
+    update stops where log r_t = A_t / beta. (verl writes log pi in the first term.)"""
+    return -(adv * log_ratio - 0.5 * beta * log_ratio.square()), {}
+
+
 SURROGATES: dict[str, Surrogate] = {
     "ppo_clip": ppo_clip,
     "dual_clip": dual_clip,
     "cispo": cispo,
     "sapo": sapo,
     "gmpo": gmpo,
+    "reinforce": reinforce,
+    "dro": dro,
 }

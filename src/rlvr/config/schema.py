@@ -130,12 +130,13 @@ class AlgoSection(Section):
     lam_critic: Optional[float] = Field(None, ge=0, le=1)  # gae: lambda of the critic targets (VAPO: 1.0)
     lam_alpha: Optional[float] = Field(None, gt=0)  # gae: VAPO length-adaptive lam = 1 - 1/(alpha l)
     ratio_level: Literal["token", "sequence", "sequence_token", "sequence_sum"] = "token"
-    surrogate: Literal["ppo_clip", "dual_clip", "cispo", "sapo", "gmpo"] = "ppo_clip"
+    surrogate: Literal["ppo_clip", "dual_clip", "cispo", "sapo", "gmpo", "reinforce", "dro"] = "ppo_clip"
     eps_low: float = Field(0.2, ge=0)
     eps_high: float = Field(0.2, ge=0)
     clip_c: Optional[float] = None  # dual_clip: bound on the loss of negative-advantage tokens
     sapo_tau_pos: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A > 0 (paper: 1.0)
     sapo_tau_neg: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A <= 0 (paper: 1.05)
+    dro_beta: Optional[float] = Field(None, gt=0)  # dro: weight of the quadratic log-ratio penalty
     aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm",
                          "prompt_mean", "token_sum"] = "seq_mean_token_mean"
     aggregation_constant: Optional[float] = Field(None, gt=0)
@@ -267,6 +268,8 @@ def _algo_incoherences(c: Config):
         yield "algo.clip_c is set exactly when algo.surrogate = 'dual_clip'"
     if a.cov_low >= a.cov_high:
         yield f"algo.cov_low ({a.cov_low}) must be below algo.cov_high ({a.cov_high})"
+    if (a.surrogate == "dro") != (a.dro_beta is not None):
+        yield "algo.dro_beta is set exactly when algo.surrogate = 'dro'"
     taus_set = (a.sapo_tau_pos is not None, a.sapo_tau_neg is not None)
     if taus_set != (a.surrogate == "sapo",) * 2:
         yield "algo.sapo_tau_pos and algo.sapo_tau_neg are set exactly when algo.surrogate = 'sapo'"

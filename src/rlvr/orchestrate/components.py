@@ -84,6 +84,8 @@ def objective_from(config: Config) -> Objective:
         surrogate_args["clip_c"] = a.clip_c
     if a.surrogate == "sapo":  # a soft gate: no clip range
         surrogate_args = {"tau_pos": a.sapo_tau_pos, "tau_neg": a.sapo_tau_neg}
+    if a.surrogate in ("reinforce", "dro"):  # no clip range either
+        surrogate_args = {} if a.surrogate == "reinforce" else {"beta": a.dro_beta}
     try:
         objective = Objective(ratio_level=a.ratio_level, surrogate=a.surrogate, surrogate_args=surrogate_args,
                               aggregation=a.aggregation, aggregation_constant=a.aggregation_constant,
