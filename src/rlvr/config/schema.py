@@ -6,7 +6,7 @@ validator, which raises and never rewrites a value.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -18,6 +18,7 @@ MAX_ARITHMETIC_PROBLEMS = 1_000_000
 # Below this the tempered logits logits / T overflow float32 for |logits| > 3e35 and round to
 # greedy anyway; both the engine and the trainer divide by T.
 MIN_TEMPERATURE = 1e-3
+Beta = Annotated[float, Field(ge=0, lt=1)]  # Adam's moment decay: 1 or more never forgets, or grows
 
 
 class Section(BaseModel):
@@ -184,8 +185,10 @@ class AlgoSection(Section):
 
 class TrainSection(Section):
     steps: int = Field(100, ge=1)
-    lr: float = Field(1e-5, gt=0)
-    betas: tuple[float, float] = (0.9, 0.999)
+    # Adam moves each weight by about lr per update: above 1 every weight jumps past its own
+    # scale (and near float32's limit the update itself overflows).
+    lr: float = Field(1e-5, gt=0, le=1)
+    betas: tuple[Beta, Beta] = (0.9, 0.999)
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
     micro_batch_size: int = Field(64, ge=1)

@@ -1,7 +1,7 @@
 """The checks every config value passes, whatever its field: see `Section` in schema.py.
 
-pydantic's lax mode reads `true` as 1 for an int or float field, and a 400-digit integer
-reaches torch as an overflow deep inside a run; a lone surrogate (from a mis-decoded command
+pydantic's lax mode reads `true` as 1 for an int or float field; a 400-digit integer, or a
+float past 3.4e38, reaches torch as an overflow deep inside a run; a lone surrogate (from a mis-decoded command
 line) fails only when the resolved config is written. These checks refuse them at load time.
 Non-finite floats are refused by pydantic itself (`allow_inf_nan=False`).
 """
@@ -12,6 +12,9 @@ import typing
 from typing import Any
 
 INT64_LIMIT = 2**63
+# Config numbers become float32 scalars in torch ops (clamp bounds, learning rates), and torch
+# raises "cannot be converted to type float without overflow" above this.
+FLOAT32_MAX = 3.4028234663852886e38
 
 
 def admits_bool(annotation: Any) -> bool:
@@ -35,6 +38,9 @@ def check_plain_value(value: Any, annotation: Any) -> None:
         elif isinstance(v, int):
             if not -INT64_LIMIT <= v < INT64_LIMIT:
                 raise ValueError("integer outside the 64-bit range")
+        elif isinstance(v, float):
+            if abs(v) > FLOAT32_MAX:  # NaN falls through to pydantic's finite check
+                raise ValueError("number beyond float32's range (3.4e38), the range training computes in")
         elif isinstance(v, str):
             check_unicode(v)
         elif isinstance(v, (list, tuple)):
