@@ -8,6 +8,7 @@ Non-finite floats are refused by pydantic itself (`allow_inf_nan=False`).
 
 from __future__ import annotations
 
+import math
 import typing
 from typing import Any
 
@@ -39,7 +40,7 @@ def check_plain_value(value: Any, annotation: Any) -> None:
             if not -INT64_LIMIT <= v < INT64_LIMIT:
                 raise ValueError("integer outside the 64-bit range")
         elif isinstance(v, float):
-            if abs(v) > FLOAT32_MAX:  # NaN falls through to pydantic's finite check
+            if math.isfinite(v) and abs(v) > FLOAT32_MAX:  # NaN, inf: pydantic's finite check
                 raise ValueError("number beyond float32's range (3.4e38), the range training computes in")
         elif isinstance(v, str):
             check_unicode(v)
