@@ -21,7 +21,7 @@ def test_splits_are_disjoint_deterministic_and_correct():
 
 @pytest.mark.parametrize("line, problem", [
     ('{"prompt": "x"', "not valid JSON"),
-    ('["x", "1"]', "expected a JSON object"),
+    ('["x", "1"]', "expected a JSON object, got an array"),
     ('{"prompt": "x"}', "missing field 'answer'"),
     ('{"prompt": "", "answer": "1"}', "'prompt' must be a non-empty string"),
     ('{"prompt": "x", "answer": null}', "'answer' must be a string or a number"),

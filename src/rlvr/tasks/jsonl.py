@@ -91,7 +91,7 @@ def json_object(line: str | bytes, where: str, required: tuple[str, ...], allowe
     except RecursionError:
         raise DatasetError(f"{where}: not usable JSON (nested too deeply)") from None
     if not isinstance(row, dict):
-        raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        raise DatasetError(f"{where}: expected a JSON object, got {json_type(row)}")
     check_values(row, where)
     missing = [k for k in required if k not in row]
     if missing:
