@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -110,16 +111,21 @@ def check_values(row: dict, where: str) -> None:
         name, value = stack.pop()
         if isinstance(value, float) and not math.isfinite(value):
             shown = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-            raise DatasetError(f"{where}: field '{name}' is {shown} (a row may hold only finite numbers; "
+            raise DatasetError(f"{where}: field '{printable(name)}' is {shown} (a row may hold only finite numbers; "
                                f"NaN, Infinity and overflowing literals such as 1e400 are refused)")
         if isinstance(value, str):
-            _check_text(value, f"field '{name}'", where)
+            _check_text(value, f"field '{printable(name)}'", where)
         elif isinstance(value, dict):
             for k, v in reversed(value.items()):
-                _check_text(k, "a key" if name is None else f"a key of field '{name}'", where)
+                _check_text(k, "a key" if name is None else f"a key of field '{printable(name)}'", where)
                 stack.append((k if name is None else f"{name}.{k}", v))
         elif isinstance(value, list):
             stack.extend((f"{name}[{i}]", v) for i, v in reversed(list(enumerate(value))))
+
+
+def printable(name: str) -> str:
+    """A field path with its control characters escaped (a key may be "\\n"): one line stays one."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], name)
 
 
 def _check_text(text: str, what: str, where: str) -> None:
