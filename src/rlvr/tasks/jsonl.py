@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -124,8 +123,9 @@ def check_values(row: dict, where: str) -> None:
 
 
 def printable(name: str) -> str:
-    """A field path with its control characters escaped (a key may be "\\n"): one line stays one."""
-    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], name)
+    """A field path with its unprintable characters escaped (a key may be "\\n" or "\\u2028"), so
+    that one line stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 def _check_text(text: str, what: str, where: str) -> None:
