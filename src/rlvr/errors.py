@@ -22,3 +22,7 @@ class ModelLoadError(RlvrError):
 
 class RewardError(RlvrError):
     pass
+
+
+class NumericalError(RlvrError):
+    """Training produced a non-finite number (gradient norm, weights); the run stops unsaved."""

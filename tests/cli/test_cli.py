@@ -80,6 +80,12 @@ def test_resume_after_kill_9_continues_the_same_curve(tmp_path):
     (["train", "--resume", "nowhere"], "nowhere: no config.toml here, so there is no run to resume"),
     (["train", "grpo", "--set", "task.kind=jsonl", "--set", "task.train_path=missing.jsonl"],
      "missing.jsonl: dataset file not found"),
+    (["train", "grpo", "--set", "train.lr=inf"], "--set: train.lr: Input should be a finite number (got inf)"),
+    (["train", "grpo", "--set", "sampling.temperature=1e-300"], "sampling.temperature: Input should be greater"),
+    (["train", "grpo", "--set", "task.test_size=9000"], "task.test_size = 9000 leaves no training problem"),
+    (["train", "grpo", "--set", "sampling.prompts_per_step=8", "--set", "task.kind=jsonl",
+      f"--set=task.train_path={REPO}/tests/cli/data/four_prompts.jsonl"],
+     "sampling.prompts_per_step = 8 is above the 4 training prompts"),
 ])
 def test_bad_input_is_one_clear_line(tmp_path, args, message):
     proc = rlvr(*args, "--set", f"run.output_dir={tmp_path}", cwd=tmp_path, check=False)
@@ -98,6 +104,34 @@ def test_corrupt_model_folder(tmp_path):
     assert proc.returncode == 2
     assert f"{bad}: cannot load the tokenizer" in proc.stderr or f"{bad}: cannot load the model" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_corrupt_or_truncated_safetensors_is_named_in_one_line(tmp_path):
+    bad = tmp_path / "model"
+    bad.mkdir()
+    for f in (REPO / "models" / "tiny-arith").iterdir():
+        (bad / f.name).write_bytes(f.read_bytes())
+    weights = bad / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: 100_000])  # an interrupted copy
+    proc = rlvr("train", "grpo", "--set", f"model.path={bad}", "--set", f"run.output_dir={tmp_path}",
+                cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert f"rlvr: error: {weights}: corrupt or truncated safetensors file" in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_config_error_is_reported_before_torch_is_imported(tmp_path):
+    # Before: main imported transformers and the training stack first (5-10 s on this machine).
+    probe = ("import sys, time; t0 = time.perf_counter(); from rlvr.cli.main import main; "
+             "rc = main(['train', 'grpo', '--set', 'bad.key=1']); "
+             "print('torch' in sys.modules, 'transformers' in sys.modules, rc, time.perf_counter() - t0)")
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    torch_loaded, transformers_loaded, rc, seconds = proc.stdout.split()
+    assert "unknown key 'bad'" in proc.stderr
+    assert (torch_loaded, transformers_loaded, rc) == ("False", "False", "2")
+    assert float(seconds) < 5  # typically 0.3 s; loose, for a loaded 2-core machine
 
 
 def test_help_and_recipes_list():

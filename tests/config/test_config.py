@@ -72,3 +72,57 @@ def test_every_shipped_recipe_loads():
     assert recipes
     for r in recipes:
         load_config(r)
+
+
+@pytest.mark.parametrize("override, problem", [
+    ("train.lr=inf", "train.lr: Input should be a finite number"),
+    ("train.lr=nan", "train.lr: Input should be a finite number"),
+    ("train.lr=1e999", "train.lr: Input should be a finite number"),  # TOML reads it as inf
+    ("algo.eps_high=1e300", "algo.eps_high: number beyond float32's range"),
+    ("train.lr=2.0", "train.lr: Input should be less than or equal to 1"),
+    ("train.betas=[0.9, nan]", "train.betas.1: Input should be a finite number"),
+    ("train.betas=[0.9, 1.0]", "train.betas.1: Input should be less than 1"),
+    ("train.steps=true", "train.steps: expected a number or text, not the boolean true"),
+    ("sampling.stop=[true]", "sampling.stop: expected a number or text, not the boolean true"),
+    ("model.fp32_head=1", "model.fp32_head: expected true or false"),
+    ("run.seed=9223372036854775808", "run.seed: integer outside the 64-bit range"),  # 2**63
+    ("run.seed=-1", "run.seed: Input should be greater than or equal to 0"),
+    ("run.name=\ud800", "run.name: text holds a lone surrogate \\ud800 at character 0"),
+    ("sampling.temperature=1e-300", "sampling.temperature: Input should be greater than or equal to 0.001"),
+    ("task.test_size=8100", "task.test_size = 8100 leaves no training problem: the operand range gives 8100"),
+    ("task.ops=/", "task.ops = '/': use some of '+', '-', '*'"),
+    ("task.high=100000", "gives 9998200081 problems; at most 1000000 are enumerated"),
+])
+def test_unusable_numbers_and_text_are_refused_naming_the_key(override, problem):
+    with pytest.raises(ConfigError) as e:
+        load_config(None, [override])
+    assert str(e.value).startswith("--set: ") and problem in str(e.value)
+
+
+def test_limits_themselves_are_accepted():
+    c = load_config(None, ["train.lr=1", "run.seed=9223372036854775807", "sampling.temperature=0.001",
+                           "task.test_size=8099", "task.ops=+-*"])
+    assert (c.train.lr, c.run.seed, c.sampling.temperature, c.task.test_size) == (1, 2**63 - 1, 0.001, 8099)
+
+
+def test_text_fields_take_set_values_as_written():
+    c = load_config(None, ["run.name=2024", "model.path=1e5", "run.output_dir='quoted'"])
+    assert (c.run.name, c.model.path, c.run.output_dir) == ("2024", "1e5", "quoted")
+
+
+def test_recipe_read_errors_name_the_file_line_and_byte(tmp_path):
+    path = tmp_path / "r.toml"
+    path.write_bytes(b"[train]\nsteps = 3\n# caf\xe9\n")
+    with pytest.raises(ConfigError, match=rf"^{path}:3: not valid UTF-8 \(byte 0xe9 at byte offset 23\)"):
+        load_config(path)  # 8 + 10 + 5
+    with pytest.raises(ConfigError, match=rf"^{tmp_path}: cannot read the recipe"):
+        load_config(tmp_path)
+    path.write_text("[train]\n" + "x = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(path)
+
+
+def test_a_long_bad_value_stays_one_short_line():
+    with pytest.raises(ConfigError) as e:
+        load_config(None, ["train.steps=" + "x" * 10_000])
+    assert "\n" not in str(e.value) and len(str(e.value)) < 200

@@ -79,3 +79,14 @@ def test_prompt_longer_than_context_is_rejected(tiny_model, tokenizer):
     context = tiny_model.config.max_position_embeddings
     with pytest.raises(ValueError, match="exceeds the model's context"):
         engine.generate(["1" * context], 1, SamplingParams(max_new_tokens=4))
+
+
+@pytest.mark.parametrize("temperature", [1e-300, 1e-30, 1e-6])
+def test_tiny_temperatures_sample_the_argmax_without_nan(temperature):
+    # Before: logits / 1e-300 in float32 gave inf - inf = NaN ("probability tensor contains inf/nan").
+    from rlvr.engines.hf import sample_next
+
+    logits = torch.tensor([[0.5, 3.0, -1.0, float("-inf")], [2.0, 2.0 - 1e-3, 0.0, 1.0]])
+    token, logp = sample_next(logits, SamplingParams(temperature=temperature), torch.Generator().manual_seed(0))
+    assert token.tolist() == [1, 0] and torch.isfinite(logp).all()
+    assert logp.tolist() == pytest.approx([0.0, 0.0], abs=1e-6)

@@ -10,9 +10,11 @@ import torch
 
 from rlvr.algo import AGGREGATIONS, Objective, outcome_advantages
 from rlvr.engines import HFEngine, SamplingParams
+from rlvr.errors import NumericalError
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.batching import collate
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
+from rlvr.train.finite import all_finite, first_nonfinite
 
 
 def rollout_batch(model, tokenizer, seed=0):
@@ -119,3 +121,44 @@ def test_checkpoint_is_atomic_and_pruned(tiny_model, tmp_path):
     state = load_state(list_checkpoints(root)[-1])
     assert state["step"] == 4 and state["value"] == 4
     torch.testing.assert_close(torch.rand(3), expected)  # the RNG state came back
+
+
+def test_a_step_that_makes_weights_non_finite_stops_with_the_update_and_parameter(tiny_model, tokenizer):
+    # An update that overflows (bf16 weights, a huge lr on a huge Adam ratio) is simulated by an
+    # optimiser step that writes an inf into one weight after updating.
+    batch = rollout_batch(tiny_model, tokenizer)
+    trainer = Trainer(tiny_model, Objective(), OptimConfig(lr=1e-3), micro_batch_size=4)
+    name, param = list(tiny_model.named_parameters())[3]
+    real_step = trainer.optimizer.step
+
+    def overflowing_step():
+        real_step()
+        param.data.view(-1)[1] = float("inf")
+
+    trainer.optimizer.step = overflowing_step
+    with pytest.raises(NumericalError, match=rf"^optimiser update 1: the update made the weights non-finite "
+                                             rf"\(first non-finite weight: {name}, 0 NaN, 1 inf of \d+"):
+        trainer.step(batch)
+
+
+def test_a_non_finite_gradient_norm_names_the_update_and_is_not_applied(tiny_model, tokenizer):
+    batch = rollout_batch(tiny_model, tokenizer)
+    trainer = Trainer(tiny_model, Objective(), OptimConfig(lr=1e-3), micro_batch_size=4)
+    trainer.step(batch)  # update 1 is fine; AdamW counts it
+    name, param = next(iter(tiny_model.named_parameters()))
+    hook = param.register_hook(lambda g: torch.full_like(g, float("nan")))
+    before = copy.deepcopy(tiny_model.state_dict())
+    with pytest.raises(NumericalError, match=rf"^optimiser update 2: gradient norm is nan \(first non-finite "
+                                             rf"gradient: {name}, \d+ NaN, 0 inf"):
+        trainer.step(batch)
+    hook.remove()
+    assert all(torch.equal(v, before[k]) for k, v in tiny_model.state_dict().items())
+
+
+def test_all_finite_and_first_nonfinite():
+    ok = [torch.ones(3), torch.zeros(2, 2)]
+    assert all_finite(ok) and first_nonfinite([("a", ok[0])]) is None
+    # +inf and -inf in different tensors sum to NaN, still caught.
+    assert not all_finite([torch.tensor([float("inf")]), torch.tensor([float("-inf")])])
+    assert first_nonfinite([("a", torch.ones(2)), ("b", torch.tensor([1.0, float("nan"), float("inf")]))]) == \
+        ("b", "1 NaN, 1 inf of 3")

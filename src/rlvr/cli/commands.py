@@ -1,18 +1,34 @@
-"""What each `rlvr` subcommand does, given its parsed arguments."""
+"""What each `rlvr` subcommand does, given its parsed arguments.
+
+Only the config modules are imported here: a recipe is read and validated before torch and
+transformers load (8-10 s), so that a misspelt key is reported at once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from rlvr.config import dump_config, load_config
 from rlvr.errors import ConfigError
-from rlvr.orchestrate import resume, train as run_training
-from rlvr.orchestrate.run import repo_root, timestamp
+
+# The checkout rlvr runs from (as `rlvr.orchestrate.run.repo_root`, which imports torch).
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def recipes_dir() -> Path:
-    return repo_root() / "recipes"
+    return REPO_ROOT / "recipes"
+
+
+def load_heavy():
+    """Import the training stack (torch, transformers) once the config has passed."""
+    from transformers.utils import logging as hf_logging
+
+    from rlvr import orchestrate
+
+    hf_logging.disable_progress_bar()  # checkpoint saves would print a bar every step
+    return orchestrate
 
 
 def find_recipe(name_or_path: str) -> Path:
@@ -30,11 +46,15 @@ def train(args: argparse.Namespace) -> int:
     if args.resume is not None:
         if args.recipe:
             raise ConfigError("give either a recipe or --resume RUN_DIR, not both")
-        result = resume(args.resume, args.overrides)
+        saved = args.resume / "config.toml"
+        if saved.is_file():  # validated here too, so a bad override fails before torch loads
+            load_config(saved, args.overrides)
+        result = load_heavy().resume(args.resume, args.overrides)
     else:
         if not args.recipe:
             raise ConfigError("rlvr train needs a recipe (a file or a name from `rlvr recipes`)")
-        result = run_training(load_config(find_recipe(args.recipe), args.overrides))
+        config = load_config(find_recipe(args.recipe), args.overrides)
+        result = load_heavy().train(config)
     if result.folder.writes:  # the other ranks of an FSDP run stay silent
         print(f"run folder: {result.folder.path}  (steps {result.steps}, {result.train_seconds / 60:.1f} min)")
         print(f"reward curve: {result.folder.reward_curve}")
@@ -42,8 +62,9 @@ def train(args: argparse.Namespace) -> int:
 
 
 def demo(args: argparse.Namespace) -> int:
-    overrides = [f"run.name=demo-{timestamp()}", *args.overrides]
+    overrides = [f"run.name=demo-{time.strftime('%Y%m%d-%H%M%S')}", *args.overrides]
     config = load_config(recipes_dir() / "demo.toml", overrides)
+    run_training = load_heavy().train
     print(f"rlvr demo: GRPO on {config.model.path}, {config.task.kind} task, "
           f"{config.train.steps} steps (at most {config.train.time_limit_s:.0f} s of training)")
     r = run_training(config, eval_full=True)

@@ -52,12 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         parser().print_help()
         return 0
     try:
-        from transformers.utils import logging as hf_logging
+        from rlvr.cli import commands  # config modules only: train/demo validate before torch loads
 
-        from rlvr.cli import commands  # heavy imports (torch) only once a command runs
-
-        hf_logging.disable_progress_bar()  # checkpoint saves would print a bar every step
-
+        if args.command not in ("train", "demo", "recipes"):
+            commands.load_heavy()
         return {"train": commands.train, "demo": commands.demo, "recipes": commands.recipes,
                 "eval": eval_command.run_eval, "fit": fit_command.run_fit,
                 "verify": verify_command.run_verify, "audit": audit_command.run_audit_command,

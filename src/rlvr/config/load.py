@@ -10,7 +10,7 @@ import difflib
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import tomli_w
 from pydantic import BaseModel, ValidationError
@@ -30,30 +30,60 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> Config:
     if path is not None:
         path = Path(path)
         where = str(path)
-        if not path.is_file():
-            raise ConfigError(f"{path}: recipe file not found")
-        text = path.read_text(encoding="utf-8")
+        text = read_recipe(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{where}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: not valid TOML (nested too deeply)") from None
     for item in overrides:
         apply_override(data, item)
     overridden = {".".join(parse_override(item)[0]) for item in overrides}
     return validate(data, text, where, overridden)
 
 
+def read_recipe(path: Path) -> str:
+    """The recipe's text; ConfigError naming the file (and for bad UTF-8 the line and byte)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: recipe file not found") from None
+    except OSError as e:  # a folder, no permission...
+        raise ConfigError(f"{path}: cannot read the recipe ({e.strerror or e})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise ConfigError(f"{path}:{line}: not valid UTF-8 (byte 0x{raw[e.start]:02x} at byte offset "
+                          f"{e.start}); save the recipe as UTF-8") from None
+
+
 def parse_override(item: str) -> tuple[list[str], Any]:
     """`"train.lr=3e-4"` → (["train", "lr"], 3e-4). The value is read as TOML when it parses
-    (numbers, booleans, lists, quoted strings) and as a bare string otherwise."""
+    (numbers, booleans, lists, quoted strings) and as a bare string otherwise; a text field
+    (`run.name=2024`) takes the bare text as written."""
     key, sep, raw = item.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"--set {item!r}: expected section.key=value")
+    keys = key.strip().split(".")
+    if field_annotation(keys) in (str, Optional[str]) and not raw.lstrip().startswith(("'", '"')):
+        return keys, raw
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         value = raw
-    return key.strip().split("."), value
+    return keys, value
+
+
+def field_annotation(keys: list[str]) -> Any:
+    """The type of the config field at `keys` (e.g. ["run", "name"] → str), None if no field."""
+    model: Any = Config
+    for part in keys:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return None
+        model = model.model_fields[part].annotation
+    return model
 
 
 def apply_override(data: dict, item: str) -> None:
@@ -88,7 +118,15 @@ def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset(
     msg = err["msg"].removeprefix("Value error, ")
     if not loc:
         return f"{place}: {msg}"
-    return f"{place}: {dotted}: {msg} (got {err.get('input')!r})"
+    if isinstance(err.get("input"), dict):  # a section's own check: its message names the keys
+        return f"{place}: {msg}"
+    return f"{place}: {dotted}: {msg} (got {short_repr(err.get('input'))})"
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """repr, cut to `limit` characters so that one line stays one line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def did_you_mean(loc: list[str]) -> str:

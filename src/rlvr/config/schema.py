@@ -6,18 +6,37 @@ validator, which raises and never rewrites a value.
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from rlvr.config.values import check_plain_value
+
+# The fewest distinct problems `task.kind = "arithmetic"` may enumerate: it builds every one in
+# memory (about 200 bytes each), so a huge operand range would exhaust memory, not fail.
+MAX_ARITHMETIC_PROBLEMS = 1_000_000
+# Below this the tempered logits logits / T overflow float32 for |logits| > 3e35 and round to
+# greedy anyway; both the engine and the trainer divide by T.
+MIN_TEMPERATURE = 1e-3
+Beta = Annotated[float, Field(ge=0, lt=1)]  # Adam's moment decay: 1 or more never forgets, or grows
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Every section: unknown keys refused, frozen, floats finite (no NaN, inf, or 1e400), no
+    boolean where a number is meant, integers within 64 bits, strings valid Unicode."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _plain(cls, value: Any, info: ValidationInfo) -> Any:
+        check_plain_value(value, cls.model_fields[info.field_name].annotation)
+        return value
 
 
 class RunSection(Section):
     name: str = "run"
-    seed: int = 0
+    seed: int = Field(0, ge=0)
     output_dir: str = "runs"
 
 
@@ -44,15 +63,32 @@ class ModelSection(Section):
 
 class TaskSection(Section):
     kind: Literal["arithmetic", "jsonl", "humaneval", "reasoning_gym"] = "arithmetic"
-    seed: int = 0
-    test_size: int = Field(500, gt=0)
+    seed: int = Field(0, ge=0)
+    test_size: int = Field(500, gt=0)  # arithmetic: below the number of problems; gym: per generator
     low: int = 10
     high: int = 99
-    ops: str = "+"
+    ops: str = "+"  # arithmetic: some of + - *, each once
     train_path: Optional[str] = None
     test_path: Optional[str] = None
     gym_tasks: list[str] = ["basic_arithmetic"]  # reasoning_gym: generator names
     gym_size: int = Field(1000, gt=0)  # reasoning_gym: training items per generator
+
+    @model_validator(mode="after")
+    def _arithmetic_fits(self) -> "TaskSection":
+        if self.kind != "arithmetic":
+            return self
+        if not self.ops or set(self.ops) - set("+-*") or len(set(self.ops)) != len(self.ops):
+            raise ValueError(f"task.ops = {self.ops!r}: use some of '+', '-', '*', each at most once")
+        if self.low > self.high:
+            return self  # Config's coherence check names it
+        count = (self.high - self.low + 1) ** 2 * len(self.ops)
+        if count > MAX_ARITHMETIC_PROBLEMS:
+            raise ValueError(f"task.low .. task.high ({self.low} .. {self.high}) with ops {self.ops!r} gives "
+                             f"{count} problems; at most {MAX_ARITHMETIC_PROBLEMS} are enumerated")
+        if self.test_size >= count:
+            raise ValueError(f"task.test_size = {self.test_size} leaves no training problem: the operand range "
+                             f"gives {count} problems in all (test_size must be below that)")
+        return self
 
 
 class JudgeSection(Section):
@@ -105,7 +141,7 @@ class RewardSection(Section):
 class SamplingSection(Section):
     group_size: int = Field(8, ge=1)
     prompts_per_step: int = Field(16, ge=1)
-    temperature: float = Field(1.0, gt=0)
+    temperature: float = Field(1.0, ge=MIN_TEMPERATURE)
     top_p: float = Field(1.0, gt=0, le=1)
     max_new_tokens: int = Field(8, ge=1)
     min_new_tokens: int = Field(0, ge=0)  # EOS is suppressed until this many tokens (benchmarks)
@@ -169,8 +205,10 @@ class AlgoSection(Section):
 
 class TrainSection(Section):
     steps: int = Field(100, ge=1)
-    lr: float = Field(1e-5, gt=0)
-    betas: tuple[float, float] = (0.9, 0.999)
+    # Adam moves each weight by about lr per update: above 1 every weight jumps past its own
+    # scale (and near float32's limit the update itself overflows).
+    lr: float = Field(1e-5, gt=0, le=1)
+    betas: tuple[Beta, Beta] = (0.9, 0.999)
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
     micro_batch_size: int = Field(64, ge=1)
@@ -185,7 +223,7 @@ class EvalSection(Section):
     max_new_tokens: int = Field(8, ge=1)
     samples: int = Field(0, ge=0)  # n sampled completions per prompt for pass@k; 0: greedy only
     k: list[int] = [1]
-    temperature: float = Field(1.0, gt=0)
+    temperature: float = Field(1.0, ge=MIN_TEMPERATURE)
     keep_best: Optional[str] = None  # keep the checkpoint with the best value of this eval metric
     forecast_every: int = Field(0, ge=0)  # refit the accuracy-vs-FLOPs sigmoid every N steps
 

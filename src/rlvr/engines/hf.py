@@ -58,7 +58,7 @@ def sample_next(logits: torch.Tensor, params: SamplingParams, gen: torch.Generat
         pick = logp if banned is None else logp.index_fill(1, torch.tensor([banned], device=logp.device), float("-inf"))
         token = pick.argmax(dim=-1)
         return token, logp.gather(1, token[:, None]).squeeze(1)
-    logp = torch.log_softmax(logits / params.temperature, dim=-1)
+    logp = torch.log_softmax(tempered(logits, params.temperature), dim=-1)
     probs = logp.exp()
     if banned is not None:
         probs = probs.index_fill(1, torch.tensor([banned], device=probs.device), 0.0)
@@ -70,6 +70,16 @@ def sample_next(logits: torch.Tensor, params: SamplingParams, gen: torch.Generat
         probs = torch.zeros_like(probs).scatter_(1, order, sorted_p)
     token = torch.multinomial(probs, 1, generator=gen).squeeze(1)
     return token, logp.gather(1, token[:, None]).squeeze(1)
+
+
+def tempered(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """logits / T (B, V), finite wherever the logits are. Below T = 1e-3 (the configs' floor;
+    the API and the server may go lower) 1/T overflows float32 and 0/T rounds to 0/0 = NaN, so
+    the max is subtracted first and the division runs in float64; log_softmax is shift-invariant."""
+    if temperature >= 1e-3:
+        return logits / temperature
+    shifted = logits.double() - logits.amax(dim=-1, keepdim=True).double()
+    return (shifted / temperature).float()  # -1e300 becomes -inf: probability 0, as it should
 
 
 class HFEngine(Engine):

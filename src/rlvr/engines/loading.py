@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError, safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.errors import ModelLoadError
 from rlvr.models.precision import use_fp32_head
+from rlvr.train.finite import all_finite, first_nonfinite
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -19,14 +21,32 @@ def load_model(path: str | Path, dtype: str = "float32", fp32_head: bool = True)
     in float32 (`rlvr.models.precision`)."""
     path = Path(path)
     _check_folder(path)
+    _check_safetensors(path)
     try:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=DTYPES[dtype])
-    except (OSError, ValueError, KeyError, RuntimeError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ModelLoadError(f"{path}: cannot load the model ({first})") from None
+    except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as e:
+        raise ModelLoadError(f"{path}: cannot load the model ({_first_line(e)})") from None
+    bad = first_nonfinite(model.named_parameters()) if not all_finite(model.parameters()) else None
+    if bad is not None:
+        raise ModelLoadError(f"{path}: weight {bad[0]} is not finite ({bad[1]}); the checkpoint is corrupt")
     if fp32_head and DTYPES[dtype] != torch.float32:
         use_fp32_head(model)
     return model
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _check_safetensors(path: Path) -> None:
+    """Read each weights file's header (cheap: the tensors are mapped, not read): a truncated or
+    corrupt file is named here instead of failing inside transformers."""
+    for file in sorted(path.glob("*.safetensors")):
+        try:
+            with safe_open(file, framework="pt"):
+                pass
+        except (SafetensorError, OSError) as e:
+            raise ModelLoadError(f"{file}: corrupt or truncated safetensors file ({_first_line(e)})") from None
 
 
 def resolve_device(spec: str) -> torch.device:

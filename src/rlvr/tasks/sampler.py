@@ -6,9 +6,18 @@ import random
 from dataclasses import dataclass
 from typing import Callable
 
-from rlvr.errors import RlvrError
-
+from rlvr.errors import DatasetError, RlvrError
 from rlvr.types import Sample
+
+
+def check_batch_fits(n_samples: int, prompts_per_step: int) -> None:
+    """DatasetError when a step's prompts cannot all be distinct."""
+    if n_samples == 0:
+        raise DatasetError("the training set is empty: nothing to sample")
+    if prompts_per_step > n_samples:
+        raise DatasetError(f"sampling.prompts_per_step = {prompts_per_step} is above the {n_samples} training "
+                           f"prompts: a step would repeat prompts; lower it to at most {n_samples} "
+                           f"(or use sampling.group_size for more samples per prompt)")
 
 
 @dataclass
@@ -25,7 +34,11 @@ class PromptSampler:
 
     def next_batch(self, n: int, skip: Callable[[Sample], bool] | None = None) -> list[Sample]:
         """The next n samples, crossing into a new shuffled epoch when one runs out. Samples for
-        which `skip` is true (e.g. prompts retired by a curriculum) are passed over."""
+        which `skip` is true (e.g. prompts retired by a curriculum) are passed over.
+
+        n above the number of samples is refused (DatasetError): the batch would hold a prompt
+        twice, and its groups would not be independent draws (docs/tasks.md)."""
+        check_batch_fits(len(self.samples), n)
         out: list[Sample] = []
         order = self._order()
         passed_over = 0

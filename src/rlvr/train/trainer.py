@@ -15,6 +15,8 @@ import torch
 from transformers import PreTrainedModel
 
 from rlvr.algo import Objective
+from rlvr.errors import NumericalError
+from rlvr.train.finite import all_finite, first_nonfinite
 from rlvr.train.logprobs import completion_logits, token_entropy, token_logprobs
 from rlvr.types import Batch
 
@@ -88,13 +90,34 @@ class Trainer:
         self.optimizer.load_state_dict(state)
 
     def step(self, batch: Batch) -> dict[str, float]:
-        """One optimiser step on the batch."""
+        """One optimiser step on the batch. A non-finite gradient norm (nothing applied), or
+        weights that the step made non-finite, stop training with a `NumericalError` naming the
+        update and the first parameter at fault; the caller saves no checkpoint of them."""
         metrics = self.accumulate_gradients(batch)
         t0 = time.perf_counter()
         grad_norm = self.clip_gradients()
         if not torch.isfinite(grad_norm):
-            raise FloatingPointError(f"gradient norm is {float(grad_norm)}; refusing to apply the step")
+            grads = ((n, p.grad) for n, p in self.model.named_parameters() if p.grad is not None)
+            raise NumericalError(f"{self.update_name(1)}: gradient norm is {float(grad_norm)} "
+                                 f"({self.culprit(grads, 'gradient')}); the step was not applied")
         self.optimizer.step()
-        metrics["time/optimizer_s"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        if not all_finite(self.model.parameters()):
+            raise NumericalError(f"{self.update_name(0)}: the update made the weights non-finite "
+                                 f"({self.culprit(self.model.named_parameters(), 'weight')}; train.lr = "
+                                 f"{self.optim.lr}); stopping without saving them")
+        metrics["time/finite_check_s"] = time.perf_counter() - t1
+        metrics["time/optimizer_s"] = t1 - t0
         metrics["train/grad_norm"] = float(grad_norm)
         return metrics
+
+    def update_name(self, ahead: int) -> str:
+        """"optimiser update N", counted by AdamW's state (so it survives a resume); `ahead` = 1
+        before the step is applied. It equals the run's step when train.updates_per_batch = 1."""
+        counts = [float(s["step"]) for s in self.optimizer.state.values() if "step" in s]
+        return f"optimiser update {int(max(counts, default=0)) + ahead}"
+
+    @staticmethod
+    def culprit(named, what: str) -> str:
+        found = first_nonfinite(named)
+        return f"first non-finite {what}: {found[0]}, {found[1]}" if found else f"no single non-finite {what}"
