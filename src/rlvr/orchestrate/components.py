@@ -16,6 +16,7 @@ from rlvr.config.schema import RewardSection
 from rlvr.engines import Engine, HFEngine, SamplingParams
 from rlvr.engines.loading import load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
+from rlvr.tasks.sampler import check_batch_fits
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks import arithmetic_splits, load_jsonl
 from rlvr.train import OptimConfig, Trainer
@@ -175,8 +176,9 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     model_path = resolve_path(config.model.path, base)
     tokenizer = load_tokenizer(model_path)
     device = resolve_device(config.model.device)
+    train_set, test_set = load_task(config, base)  # bad data fails before any weight loads
+    check_batch_fits(len(train_set), config.sampling.prompts_per_step)
     model = load_policy(config, model_path, weights_from).to(device)
-    train_set, test_set = load_task(config, base)
     context = getattr(model.config, "max_position_embeddings", None)
     check_prompt_lengths(train_set + test_set, tokenizer, context,
                          max(config.sampling.max_new_tokens, config.eval.max_new_tokens))
