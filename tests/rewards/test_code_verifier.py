@@ -248,7 +248,7 @@ class TestScoring:
 @skip_without_bwrap
 def test_the_code_verifier_is_registered():
     with VERIFIERS["code"](limits=Limits(wall_s=10), workers=1) as made:
-        assert made(ADD, CALL).score == 1.0
+        assert made(response=ADD, gold=CALL).score == 1.0
 
 
 @pytest.mark.sandbox
