@@ -75,7 +75,7 @@ def test_think_answer(response, strict_reason, loose_reason):
         (True, strict_reason),
         (False, loose_reason or "format ok (think_answer, loose)"),
     ):
-        verdict = FormatVerifier("think_answer", strict=strict)(response)
+        verdict = FormatVerifier("think_answer", strict=strict)(response=response)
         assert verdict.reason == reason, (strict, verdict)
         assert verdict.score == (1.0 if reason.startswith("format ok") else 0.0)
 
@@ -109,14 +109,14 @@ def test_boxed(response, strict_reason, loose_reason):
         (True, strict_reason),
         (False, loose_reason or "format ok (boxed, loose)"),
     ):
-        verdict = FormatVerifier("boxed", strict=strict)(response)
+        verdict = FormatVerifier("boxed", strict=strict)(response=response)
         assert verdict.reason == reason, (strict, verdict)
         assert verdict.score == (1.0 if reason.startswith("format ok") else 0.0)
 
 
 def test_failures_carry_a_flag_for_the_monitors():
-    assert FormatVerifier("boxed")("\\boxed{4") == Verdict(0.0, "unclosed \\boxed{", ("unclosed",))
-    assert FormatVerifier()("x" * 200_000).flags == ("too_long",)
+    assert FormatVerifier("boxed")(response="\\boxed{4") == Verdict(0.0, "unclosed \\boxed{", ("unclosed",))
+    assert FormatVerifier()(response="x" * 200_000).flags == ("too_long",)
 
 
 def test_find_boxes_marks_unclosed_boxes():
@@ -129,7 +129,7 @@ def test_find_boxes_marks_unclosed_boxes():
 )
 def test_any_filled_template_passes_strict(reasoning, answer):
     verdict = FormatVerifier("think_answer", strict=True)(
-        f"<think>{reasoning}</think><answer>{answer}</answer>"
+        response=f"<think>{reasoning}</think><answer>{answer}</answer>"
     )
     assert verdict.score == 1.0 or verdict.flags == ("echoed",)
 
