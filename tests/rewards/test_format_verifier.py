@@ -84,18 +84,36 @@ def test_think_answer(response, strict_reason, loose_reason):
     ("response", "strict_reason", "loose_reason"),
     [
         ("so the answer is \\boxed{4}.", "format ok (boxed, strict)", "format ok (boxed, loose)"),
-        ("$\\boxed{\\frac{1}{2}}$", "format ok (boxed, strict)", None),
-        ("\\boxed{\\{1, 2\\}}", "format ok (boxed, strict)", None),  # escaped braces
-        ("\\boxed{\\boxed{4}}", "format ok (boxed, strict)", None),  # one box, holding another
+        ("halve it: $\\boxed{\\frac{1}{2}}$", "format ok (boxed, strict)", None),
+        ("the set is \\boxed{\\{1, 2\\}}", "format ok (boxed, strict)", None),  # escaped braces
+        ("so \\boxed{\\boxed{4}}", "format ok (boxed, strict)", None),  # one box, holding another
         ("\\boxed{4} because reasons", "text after \\boxed{}", None),
+        # the same answer boxed twice is one answer; strict still ends at the last box
+        ("2 + 2 = \\boxed{4}, check: \\boxed{ 4 }.", "format ok (boxed, strict)", None),
+        ("\\boxed{4} or \\boxed{4} again", "text after \\boxed{}", None),
+        # reasoning outside the box: a bare box, math delimiters or a label are not reasoning
+        ("\\boxed{4}", "no reasoning outside \\boxed{}", "no reasoning outside \\boxed{}"),
+        ("$\\boxed{4}$.", "no reasoning outside \\boxed{}", "no reasoning outside \\boxed{}"),
+        ("\\[\\boxed{4}\\]", "no reasoning outside \\boxed{}", "no reasoning outside \\boxed{}"),
+        (
+            "Answer: \\boxed{4}",
+            "template echoed: the reasoning outside \\boxed{} holds only 'Answer:'",
+            "template echoed: the reasoning outside \\boxed{} holds only 'Answer:'",
+        ),
         ("the answer is 4", "no \\boxed{}", "no \\boxed{}"),
         ("\\boxed{4", "unclosed \\boxed{", "unclosed \\boxed{"),
         (
             "\\boxed{3} or maybe \\boxed{4}",
-            "2 \\boxed{} (one answer only)",
-            "2 \\boxed{} (one answer only)",
+            "2 different \\boxed{} answers (one answer only)",
+            "2 different \\boxed{} answers (one answer only)",
         ),
-        ("\\boxed{}", "empty \\boxed{}", "empty \\boxed{}"),
+        (
+            "it is \\boxed{4}, not \\boxed{4.0}",  # the rule compares text, not values
+            "2 different \\boxed{} answers (one answer only)",
+            "2 different \\boxed{} answers (one answer only)",
+        ),
+        ("so \\boxed{4} and \\boxed{}", "empty \\boxed{}", "empty \\boxed{}"),
+        ("so \\boxed{}", "empty \\boxed{}", "empty \\boxed{}"),
         ("\\boxed{ }", "empty \\boxed{}", "empty \\boxed{}"),
         (
             "\\boxed{your answer}",

@@ -81,7 +81,7 @@ def test_gold_forms_list_object_and_python_data():
     specs = [{"kind": "uppercase"}]
     verifier = VERIFIERS["instructions"]()
     for gold in (json.dumps(specs), json.dumps({"constraints": specs}), specs, {"constraints": specs}):
-        assert verifier("YES", gold).score == 1.0
+        assert verifier(response="YES", gold=gold).score == 1.0
 
 
 @pytest.mark.parametrize("gold,message", [
