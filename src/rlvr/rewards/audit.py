@@ -110,18 +110,18 @@ def score_batch(verifier: CodeVerifier, attacks: Sequence[Attack]) -> list[Outco
     return [Outcome(a, v.score, v.reason, v.flags, None, status_of(a, v.score)) for a, v in zip(attacks, verdicts)]
 
 
-def audit_code(attacks: Sequence[Attack], section) -> list[Outcome]:
+def audit_code(attacks: Sequence[Attack], options: Mapping[str, object]) -> list[Outcome]:
     """The built-in code verifier: the attacks that hang under short limits (they end at the
-    limit anyway), the rest under the section's settings, each group in one parallel batch."""
+    limit anyway), the rest under `options` (CodeVerifier's own: `run_audit` passes those of
+    the [reward] section), each group in one parallel batch."""
     hangs = [a for a in attacks if a.hangs]
     rest = [a for a in attacks if not a.hangs]
-    options = VERIFIER_OPTIONS["code"](section)
-    limits = options["limits"]
+    limits = options.get("limits", Limits())
     short = dataclasses.replace(HANG_LIMITS, wall_s=min(HANG_LIMITS.wall_s, limits.wall_s),
                                 cpu_s=min(HANG_LIMITS.cpu_s, limits.cpu_s))
     with VERIFIERS["code"](**{**options, "limits": short, "workers": 4}) as verifier:
         scored = score_batch(verifier, hangs)
-    with build_builtin("code", section) as verifier:
+    with VERIFIERS["code"](**options) as verifier:
         scored += score_batch(verifier, rest)
     order = {id(a): i for i, a in enumerate(attacks)}
     return sorted(scored, key=lambda o: order[id(o.attack)])
@@ -187,7 +187,7 @@ def run_audit(target: "str | Callable", kind: str | None = None,
     with oracle_server() as (port, connections):
         attacks = [a for a in all_attacks(port) if applies(a, kind, settings)]
         if target == "code":
-            outcomes = audit_code(attacks, section)
+            outcomes = audit_code(attacks, VERIFIER_OPTIONS["code"](section))
         else:
             fn = target if callable(target) else build_builtin(target, section)
             outcomes = [score_one(fn, a, budget_s) for a in attacks]
