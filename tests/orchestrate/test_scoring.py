@@ -99,6 +99,10 @@ def test_a_template_makes_training_score_only_the_committed_answer():
         assert [s.reward for s in groups[0]] == [1.0, 0.0, 0.0] and counts["reward/flag_no_committed_answer"] == 2
     plain = build_reward_fn(load_config(None, []).reward)
     assert not isinstance(plain, TemplateVerifier)  # template = "none" is the default
+    exact = build_reward_fn(load_config(None, ["reward.verifier=exact", "reward.template=think_answer"]).reward)
+    grid = "1 2\n3 4"  # the committed answer is compared whole, not by its last line
+    assert exact(response=f"<think>fill</think><answer>{grid}</answer>", gold=grid).score == 1.0
+    assert exact(response="<think>fill</think><answer>0 0\n3 4</answer>", gold=grid).score == 0.0
 
 
 def test_removed_and_incoherent_reward_keys_are_named_with_their_line(tmp_path):
