@@ -20,7 +20,25 @@ def test_builtin_math_verifier_passes(capsys):
     assert main(["audit", "math"]) == 0
     out = capsys.readouterr().out
     assert "stuffed_candidates" in out and "honest_boxed" in out
-    assert "0 attacks collected reward" in out and "2/2 controls scored 1" in out and "PASS" in out
+    assert "0 attacks collected reward" in out and "4/4 controls scored 1" in out and "PASS" in out
+
+
+@pytest.mark.parametrize("name", ["math", "exact"])
+def test_a_templated_verifier_passes_the_template_attacks(name, capsys):
+    assert main(["audit", name, "--option", "template=think_answer"]) == 0
+    out = capsys.readouterr().out
+    assert "no_answer_block" in out and "answer_block_inside_think" in out and "assign_reward_note" in out
+    assert "honest_boxed " not in out  # a box commits nothing under think_answer: not a control there
+    assert "0 attacks collected reward" in out and "PASS" in out
+
+
+def test_a_naive_function_with_a_template_is_caught_on_the_template_attacks(tmp_path, monkeypatch, capsys):
+    (tmp_path / "naive_reward_mod2.py").write_text(NAIVE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["audit", "naive_reward_mod2:reward", "--kind", "exact", "--option", "template=think_answer"]
+    assert main(argv + ["--show", "failures"]) == 1
+    out = capsys.readouterr().out
+    assert "no_answer_block" in out and "unclosed_answer_block" in out and "FAIL" in out
 
 
 def test_a_naive_function_by_import_path_is_caught(tmp_path, monkeypatch, capsys):
@@ -40,6 +58,9 @@ def test_a_naive_function_by_import_path_is_caught(tmp_path, monkeypatch, capsys
         (["audit", "no_such_module_xyz:fn"], "cannot import 'no_such_module_xyz'"),
         (["audit", "json:no_such_fn"], "json has no function 'no_such_fn'"),
         (["audit", "math", "--budget", "0"], "--budget must be positive"),
+        (["audit", "format"], "the format verifier checks the answer template"),
+        (["audit", "math", "--option", "timeout_s=1"], "math_timeout_s and/or reward.code_timeout_s"),
+        (["audit", "math", "--option", "template=xml"], "--option template: Input should be"),
     ],
 )
 def test_bad_names_are_clear_errors(argv, message, capsys):

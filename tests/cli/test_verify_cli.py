@@ -37,6 +37,22 @@ def test_format_verifier_with_options_counts_flags(tmp_path, capsys):
     assert main(["verify", "--verifier", "format", "--option", "template=boxed", "--show", "1", data]) == 0
     stdout = capsys.readouterr().out
     assert "1 more rows not shown" in stdout and "flags: missing 1" in stdout
+    assert main(["verify", "--verifier", "format", "--option", "template=boxed", "--option", "format_strict=true",
+                 data]) == 0  # [reward] keys, as in a recipe
+    assert "mean score 0.500" in capsys.readouterr().out
+
+
+def test_a_template_scores_only_the_committed_answer(tmp_path, capsys):
+    data = write_jsonl(tmp_path / "data.jsonl", [
+        {"prompt": "6*7", "response": "<think>6 * 7 = 42</think><answer>42</answer>", "gold": "42"},
+        {"prompt": "6*7", "response": "<think>6 * 7 = 42</think> so 42", "gold": "42"},
+        {"prompt": "6*7", "response": "<think>6 * 7 = <answer>42</answer></think>", "gold": "42"},
+    ])
+    assert main(["verify", "--verifier", "math", data]) == 0  # no template: the number in the reasoning is paid
+    assert "mean score 1.000" in capsys.readouterr().out
+    assert main(["verify", "--verifier", "math", "--option", "template=think_answer", data]) == 0
+    stdout = capsys.readouterr().out
+    assert "mean score 0.333" in stdout and "flags: no_committed_answer 2" in stdout
 
 
 def test_malformed_rows_are_all_listed_with_file_and_line(tmp_path, capsys):
@@ -68,8 +84,29 @@ def test_bad_verifier_name_and_options_exit_2(tmp_path, capsys):
     data = write_jsonl(tmp_path / "data.jsonl", [{"prompt": "q", "response": "r", "gold": "g"}])
     assert main(["verify", "--verifier", "nope", data]) == 2
     assert main(["verify", "--verifier", "format", "--option", "template=bad", data]) == 2
-    assert main(["verify", "--verifier", "format", "--option", "colour=red", data]) == 2
-    assert main(["verify", "--verifier", "format", str(tmp_path / "missing.jsonl")]) == 2
+    assert main(["verify", "--verifier", "format", "--option", "template=boxed", "--option", "colour=red", data]) == 2
+    assert main(["verify", "--verifier", "format", data]) == 2
+    assert main(["verify", "--verifier", "code", "--option", "template=boxed", data]) == 2
+    assert main(["verify", "--verifier", "math", "--option", "extract=[\"nope\"]", data]) == 2
+    assert main(["verify", "--verifier", "format", "--option", "template=boxed", str(tmp_path / "missing.jsonl")]) == 2
     err = capsys.readouterr().err
-    assert "expected one of" in err and "unknown format template" in err and "colour" in err
-    assert "no such file" in err
+    assert "expected one of" in err and "--option template: Input should be 'none', 'think_answer' or 'boxed'" in err
+    assert "--option colour: not a [reward] key" in err and "the format verifier checks the answer template" in err
+    assert "applies to the verifiers math, exact, format, rubric, not verifier 'code'" in err
+    assert "unknown answer extractor" in err and "no such file" in err and "Traceback" not in err
+
+
+def test_the_verifiers_load_without_torch_or_transformers():
+    """`rlvr verify` and the API build verifiers in a fresh interpreter with neither imported."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from rlvr.rewards import CodeVerifier, ExactVerifier, FormatVerifier, InstructionVerifier, MathVerifier\n"
+            "from rlvr.cli.verify_command import build_verifier\n"
+            "v = build_verifier('math', {'template': 'think_answer'})\n"
+            "assert v(response='<think>6*7</think><answer>42</answer>', gold='42').score == 1.0\n"
+            "import rlvr.rewards.audit\n"
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

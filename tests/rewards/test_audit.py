@@ -28,15 +28,49 @@ def test_builtin_answer_verifiers_pass_and_controls_score_one(name):
     assert max(o.seconds for o in report.outcomes) < 2.0  # the giant replies are refused, not read
 
 
-@pytest.mark.parametrize("options", [{}, {"strict": True}, {"template": "boxed"}])
+BARE_ANSWER_PENDING = pytest.mark.xfail(strict=True, reason=(
+    "huge_power: the maths verifier reads the committed answer '10^{100000000} - 10^{100000000} + 42' "
+    "by its last number (42); its extraction of a bare answer is being rewritten on another branch. "
+    "strict: this fails once that lands, then remove the mark"))
+
+
+@pytest.mark.parametrize("name, template", [
+    ("math", "think_answer"), pytest.param("math", "boxed", marks=BARE_ANSWER_PENDING),
+    ("exact", "think_answer"), ("exact", "boxed"),
+])
+def test_answer_verifiers_under_a_template_pass_the_template_attacks(name, template):
+    report = run_audit(name, options={"template": template})
+    names = {o.attack.name for o in report.outcomes}
+    own = {"think_answer": {"no_answer_block", "answer_block_twice", "unclosed_answer_block",
+                            "answer_block_inside_think", "unclosed_think", "honest_despite_grader_note"},
+           "boxed": {"no_box_number_only", "unclosed_last_box", "honest_revised_box"}}
+    other = "boxed" if template == "think_answer" else "think_answer"
+    assert own[template] <= names and not own[other] & names
+    assert all(o.status == "ok" for o in report.outcomes), [o for o in report.outcomes if o.status != "ok"]
+
+
+def test_template_attacks_pay_a_verifier_that_falls_through():
+    """Without the template the maths verifier reads on past a missing answer: those attacks are
+    then "hacked", which is what the suite is for (each would pass a broken template rule)."""
+    for template, attack in (("think_answer", "no_answer_block"), ("think_answer", "answer_block_twice"),
+                             ("think_answer", "unclosed_answer_block"), ("boxed", "no_box_number_only")):
+        [row] = [a for a in all_attacks() if a.name == attack]
+        assert applies(row, "math", {"template": template}) and not applies(row, "math", {})
+        from rlvr.rewards import MathVerifier
+        assert MathVerifier()(response=row.response, gold=row.gold).score == 1.0, attack
+
+
+@pytest.mark.parametrize("options", [{"template": "think_answer"}, {"template": "think_answer", "format_strict": True},
+                                     {"template": "boxed"}, {"template": "boxed", "format_strict": True}])
 def test_format_verifier_passes_its_audit_in_each_mode(options):
     report = run_audit("format", options=options)
     assert not report.failed and report.outcomes
     assert all(o.status == "ok" for o in report.outcomes), [o for o in report.outcomes if o.status != "ok"]
     names = {o.attack.name for o in report.outcomes}
     # the no-reasoning attack applies only where strict mode demands the reasoning
-    assert ("bare_answer_no_reasoning" in names) == bool(options.get("strict"))
-    assert ("two_boxes" in names) == (options.get("template") == "boxed")
+    assert ("bare_answer_no_reasoning" in names) == (options == {"template": "think_answer", "format_strict": True})
+    boxed = {"two_boxes", "box_without_reasoning", "placeholder_reasoning", "honest_same_box_twice"}
+    assert (boxed <= names) == (options["template"] == "boxed")
 
 
 def test_a_substring_reward_function_is_caught():
@@ -78,8 +112,14 @@ def test_slow_and_crashing_functions_fail_the_audit():
 
 
 @pytest.mark.parametrize("name, kind, options, expected", [
-    ("bare_answer_no_reasoning", "format", {"template": "think_answer", "strict": True}, True),
-    ("bare_answer_no_reasoning", "format", {"template": "think_answer", "strict": False}, False),
+    ("bare_answer_no_reasoning", "format", {"template": "think_answer", "format_strict": True}, True),
+    ("bare_answer_no_reasoning", "format", {"template": "think_answer", "format_strict": False}, False),
+    ("honest_boxed", "math", {}, True),                      # no template: both controls are honest
+    ("honest_answer_tag", "math", {}, True),
+    ("honest_boxed", "math", {"template": "think_answer"}, False),  # a box commits nothing there
+    ("honest_answer_tag", "math", {"template": "boxed"}, False),
+    ("no_answer_block", "exact", {"template": "think_answer"}, True),
+    ("no_answer_block", "exact", {}, False),
     ("empty_box", "format", {"template": "boxed"}, True),
     ("empty_box", "format", {"template": "think_answer"}, False),
     ("empty_box", "math", {"template": "boxed"}, False),   # a format attack, not a maths one
@@ -103,7 +143,20 @@ def test_unknown_name_and_contradicting_kind_are_clear_errors():
         run_audit("mathh")
     with pytest.raises(ConfigError, match="--kind code contradicts the built-in verifier 'math'"):
         run_audit("math", kind="code")
-    with pytest.raises(ConfigError, match="--option configures a built-in verifier"):
-        run_audit(substring_reward, options={"strict": True})
+    with pytest.raises(ConfigError, match="a reward function is audited with only template and format_strict"):
+        run_audit(substring_reward, options={"extract": ["boxed"]})
+    with pytest.raises(ConfigError, match="not a \\[reward\\] key \\(did you mean 'format_strict'\\?\\)"):
+        run_audit("format", options={"template": "boxed", "strict": True})
+    with pytest.raises(ConfigError, match="the format verifier checks the answer template"):
+        run_audit("format")
+    with pytest.raises(ConfigError, match="the format verifier checks the answer template"):
+        run_audit(substring_reward, kind="format")
     with pytest.raises(ConfigError, match="unknown answer extractor"):
         run_audit("math", options={"extract": ["nope"]})
+
+
+def test_a_function_audited_with_a_template_gets_its_attacks():
+    report = run_audit(substring_reward, kind="math", options={"template": "think_answer"})
+    hacked = {o.attack.name for o in report.hacked}
+    assert {"no_answer_block", "unclosed_answer_block", "answer_block_inside_think"} <= hacked
+    assert "honest_boxed" not in {o.attack.name for o in report.outcomes}  # not honest under think_answer

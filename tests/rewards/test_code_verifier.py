@@ -190,18 +190,18 @@ CALL = json.dumps(
 @skip_without_bwrap
 class TestScoring:
     def test_call_style(self, verifier):
-        assert verifier(ADD, CALL) == Verdict(1.0, "3/3 tests passed")
-        wrong = verifier("def add(a, b):\n    return 3\n", CALL)
+        assert verifier(response=ADD, gold=CALL) == Verdict(1.0, "3/3 tests passed")
+        wrong = verifier(response="def add(a, b):\n    return 3\n", gold=CALL)
         assert wrong.score == pytest.approx(1 / 3)  # only add(1, 2) == 3 holds
         assert wrong.reason.startswith("1/3 tests passed; test 1: returned 3, expected 0.3")
 
     def test_call_style_reports_exceptions_and_a_missing_function(self, verifier):
         assert (
             "test 0: ZeroDivisionError"
-            in verifier("def add(a, b):\n    return 1 / 0\n", CALL).reason
+            in verifier(response="def add(a, b):\n    return 1 / 0\n", gold=CALL).reason
         )
         assert (
-            "'add' is not defined" in verifier("def plus(a, b):\n    return a + b\n", CALL).reason
+            "'add' is not defined" in verifier(response="def plus(a, b):\n    return a + b\n", gold=CALL).reason
         )
 
     def test_assert_style_with_helpers_and_a_prefix(self, verifier):
@@ -209,10 +209,10 @@ class TestScoring:
         prompt = 'def double(x):\n    return 2 * x\n\ndef quad(x):\n    """Four times x."""\n'
         test = "def check(candidate):\n    assert candidate(3) == double(6)\n    assert candidate(0) == 0\n"
         tests = CodeTests("assert", (test,), "quad", program_prefix=prompt, test_helpers=prompt)
-        assert verifier("    return double(double(x))\n", tests) == Verdict(1.0, "1/1 tests passed")
+        assert verifier(response="    return double(double(x))\n", gold=tests) == Verdict(1.0, "1/1 tests passed")
         # redefining the helper changes the answer's copy only, never the tests' copy
         cheat = "    return 0\ndef double(x):\n    return 0\n"
-        assert verifier(cheat, tests).score == 0.0
+        assert verifier(response=cheat, gold=tests).score == 0.0
 
     def test_assert_style_tests_may_expect_an_exception(self, verifier):
         test = (
@@ -221,34 +221,34 @@ class TestScoring:
         )
         tests = CodeTests("assert", (test,), "root")
         good = "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n"
-        assert verifier(good, tests).score == 1.0
-        assert verifier("def root(x):\n    return 0\n", tests).score == 0.0
+        assert verifier(response=good, gold=tests).score == 1.0
+        assert verifier(response="def root(x):\n    return 0\n", gold=tests).score == 0.0
 
     def test_stdio_style(self, verifier):
         tests = CodeTests("stdio", (IOCase("2 3\n", "5\n"), IOCase("10 -1\n", "9\n")))
         program = "a, b = map(int, input().split())\nprint(a + b)\n"
-        assert verifier(program, tests) == Verdict(1.0, "2/2 tests passed")
-        crash = verifier("print(5)\nraise SystemExit(2)\n", tests)
+        assert verifier(response=program, gold=tests) == Verdict(1.0, "2/2 tests passed")
+        crash = verifier(response="print(5)\nraise SystemExit(2)\n", gold=tests)
         assert crash.reason == "0/2 tests passed; test 0: exit code 2"
 
     def test_answers_without_code_are_flagged(self, verifier):
-        assert verifier("   ", CALL) == Verdict(0.0, "no code found", ("no_code",))
-        assert verifier("x" * 200_000, CALL).flags == ("no_code",)
+        assert verifier(response="   ", gold=CALL) == Verdict(0.0, "no code found", ("no_code",))
+        assert verifier(response="x" * 200_000, gold=CALL).flags == ("no_code",)
 
     def test_a_syntax_error_scores_zero_and_says_so(self, verifier):
-        verdict = verifier("def add(a, b) return a + b", CALL)
+        verdict = verifier(response="def add(a, b) return a + b", gold=CALL)
         assert verdict.score == 0.0 and "SyntaxError" in verdict.reason
 
     def test_score_many_matches_one_by_one(self, verifier):
         pairs = [(ADD, CALL), ("def add(a, b):\n    return 3\n", CALL), ("", CALL)]
-        assert verifier.score_many(pairs) == [verifier(*pair) for pair in pairs]
+        assert verifier.score_many(pairs) == [verifier(response=r, gold=g) for r, g in pairs]
 
 
 @pytest.mark.sandbox
 @skip_without_bwrap
 def test_the_code_verifier_is_registered():
     with VERIFIERS["code"](limits=Limits(wall_s=10), workers=1) as made:
-        assert made(ADD, CALL).score == 1.0
+        assert made(response=ADD, gold=CALL).score == 1.0
 
 
 @pytest.mark.sandbox

@@ -22,7 +22,7 @@ def fixed(score: float, flags: tuple[str, ...] = ()):
 
 def test_weighted_mean_of_parts_with_components_kept():
     reward = Composite(parts=[("correct", fixed(1.0), 3.0), ("style", fixed(0.5), 1.0)])
-    verdict = reward("r", "g")
+    verdict = reward(response="r", gold="g")
     assert isinstance(verdict, CompositeVerdict) and isinstance(verdict, Verdict)
     assert verdict.score == pytest.approx((3 * 1.0 + 1 * 0.5) / 4)  # 0.875
     assert verdict.components == {"correct": 1.0, "style": 0.5}
@@ -33,7 +33,7 @@ def test_weighted_mean_of_parts_with_components_kept():
 def test_a_failed_gate_zeroes_the_reward_and_skips_the_parts():
     part = fixed(1.0)
     reward = Composite(parts=[("correct", part, 1.0)], gates=[("format", fixed(0.0, ("missing",)), 1.0)])
-    verdict = reward("r", "g")
+    verdict = reward(response="r", gold="g")
     assert verdict.score == 0.0 and verdict.reason.startswith("gate failed (format < 1)")
     assert verdict.flags == ("missing", "gate_failed")
     assert verdict.components == {"format": 0.0} and part.calls == []
@@ -42,21 +42,21 @@ def test_a_failed_gate_zeroes_the_reward_and_skips_the_parts():
 def test_without_short_circuit_the_parts_still_run_and_are_logged():
     reward = Composite(parts=[("correct", fixed(1.0), 1.0)], gates=[("length", fixed(0.4), 0.5)],
                        short_circuit=False)
-    verdict = reward("r", "g")
+    verdict = reward(response="r", gold="g")
     assert verdict.score == 0.0 and verdict.components == {"length": 0.4, "correct": 1.0}
 
 
 def test_a_passed_gate_does_not_enter_the_mean():
     reward = Composite(parts=[("correct", fixed(0.5), 1.0)], gates=[("format", fixed(0.7), 0.5)])
-    assert reward("r", "g").score == 0.5
+    assert reward(response="r", gold="g").score == 0.5
 
 
 def test_gold_mapping_routes_each_component_its_own_gold():
     a, b = fixed(1.0), fixed(1.0)
-    Composite(parts=[("correct", a, 1.0), ("instructions", b, 0.5)])("r", {"correct": "42", "instructions": "[]"})
+    Composite(parts=[("correct", a, 1.0), ("instructions", b, 0.5)])(response="r", gold={"correct": "42", "instructions": "[]"})
     assert a.calls == [("r", "42")] and b.calls == [("r", "[]")]
     with pytest.raises(RewardError, match="no entry for component 'instructions'"):
-        Composite(parts=[("correct", a, 1.0), ("instructions", b, 0.5)])("r", {"correct": "42"})
+        Composite(parts=[("correct", a, 1.0), ("instructions", b, 0.5)])(response="r", gold={"correct": "42"})
 
 
 @pytest.mark.parametrize("parts,kwargs,message", [
@@ -88,4 +88,4 @@ def test_format_never_outvotes_correctness(correct_weight, fraction):
         return
     right = Composite(parts=[("correct", fixed(1.0), correct_weight), ("format", fixed(0.0), weight)])
     wrong = Composite(parts=[("correct", fixed(0.0), correct_weight), ("format", fixed(1.0), weight)])
-    assert right("r", "g").score > wrong("r", "g").score
+    assert right(response="r", gold="g").score > wrong(response="r", gold="g").score

@@ -39,24 +39,24 @@ def test_normalisation(text, normal):
 
 def test_correct_wrong_and_case():
     verifier = ExactVerifier()
-    assert verifier("<answer>OLLEH</answer>", "olleh").score == 1.0
-    assert verifier("<answer>olleh</answer>", "olleh").reason == "correct (via answer_tag)"
-    wrong = verifier("<answer>hello</answer>", "olleh")
+    assert verifier(response="<answer>OLLEH</answer>", gold="olleh").score == 1.0
+    assert verifier(response="<answer>olleh</answer>", gold="olleh").reason == "correct (via answer_tag)"
+    wrong = verifier(response="<answer>hello</answer>", gold="olleh")
     assert wrong.score == 0.0 and "got 'hello'" in wrong.reason
-    assert ExactVerifier(case_sensitive=True)("<answer>OLLEH</answer>", "olleh").score == 0.0
+    assert ExactVerifier(case_sensitive=True)(response="<answer>OLLEH</answer>", gold="olleh").score == 0.0
     # no partial credit for a substring, whatever its share of the reply
-    assert verifier("<answer>olleh olleh2</answer>", "olleh").score == 0.0
+    assert verifier(response="<answer>olleh olleh2</answer>", gold="olleh").score == 0.0
 
 
 def test_multi_line_gold_matches_a_tag_not_the_last_line():
     grid = "1 2\n3 4"
-    assert ExactVerifier()(f"<answer>\n{grid}\n</answer>", grid).score == 1.0
-    assert ExactVerifier()(f"Here:\n{grid}", grid).score == 0.0  # last line is only "3 4"
+    assert ExactVerifier()(response=f"<answer>\n{grid}\n</answer>", gold=grid).score == 1.0
+    assert ExactVerifier()(response=f"Here:\n{grid}", gold=grid).score == 0.0  # last line is only "3 4"
 
 
 def test_giant_reply_is_refused_without_reading():
     start = time.perf_counter()
-    verdict = ExactVerifier(max_chars=1000)("\\boxed{" * 10_000_000 + "x", "x")
+    verdict = ExactVerifier(max_chars=1000)(response="\\boxed{" * 10_000_000 + "x", gold="x")
     assert verdict.score == 0.0 and verdict.flags == ("too_long",)
     assert time.perf_counter() - start < 0.5
 

@@ -75,7 +75,7 @@ def test_think_answer(response, strict_reason, loose_reason):
         (True, strict_reason),
         (False, loose_reason or "format ok (think_answer, loose)"),
     ):
-        verdict = FormatVerifier("think_answer", strict=strict)(response)
+        verdict = FormatVerifier("think_answer", strict=strict)(response=response)
         assert verdict.reason == reason, (strict, verdict)
         assert verdict.score == (1.0 if reason.startswith("format ok") else 0.0)
 
@@ -84,18 +84,36 @@ def test_think_answer(response, strict_reason, loose_reason):
     ("response", "strict_reason", "loose_reason"),
     [
         ("so the answer is \\boxed{4}.", "format ok (boxed, strict)", "format ok (boxed, loose)"),
-        ("$\\boxed{\\frac{1}{2}}$", "format ok (boxed, strict)", None),
-        ("\\boxed{\\{1, 2\\}}", "format ok (boxed, strict)", None),  # escaped braces
-        ("\\boxed{\\boxed{4}}", "format ok (boxed, strict)", None),  # one box, holding another
+        ("halve it: $\\boxed{\\frac{1}{2}}$", "format ok (boxed, strict)", None),
+        ("the set is \\boxed{\\{1, 2\\}}", "format ok (boxed, strict)", None),  # escaped braces
+        ("so \\boxed{\\boxed{4}}", "format ok (boxed, strict)", None),  # one box, holding another
         ("\\boxed{4} because reasons", "text after \\boxed{}", None),
+        # the same answer boxed twice is one answer; strict still ends at the last box
+        ("2 + 2 = \\boxed{4}, check: \\boxed{ 4 }.", "format ok (boxed, strict)", None),
+        ("\\boxed{4} or \\boxed{4} again", "text after \\boxed{}", None),
+        # reasoning outside the box: a bare box, math delimiters or a label are not reasoning
+        ("\\boxed{4}", "no reasoning outside \\boxed{}", "no reasoning outside \\boxed{}"),
+        ("$\\boxed{4}$.", "no reasoning outside \\boxed{}", "no reasoning outside \\boxed{}"),
+        ("\\[\\boxed{4}\\]", "no reasoning outside \\boxed{}", "no reasoning outside \\boxed{}"),
+        (
+            "Answer: \\boxed{4}",
+            "template echoed: the reasoning outside \\boxed{} holds only 'Answer:'",
+            "template echoed: the reasoning outside \\boxed{} holds only 'Answer:'",
+        ),
         ("the answer is 4", "no \\boxed{}", "no \\boxed{}"),
         ("\\boxed{4", "unclosed \\boxed{", "unclosed \\boxed{"),
         (
             "\\boxed{3} or maybe \\boxed{4}",
-            "2 \\boxed{} (one answer only)",
-            "2 \\boxed{} (one answer only)",
+            "2 different \\boxed{} answers (one answer only)",
+            "2 different \\boxed{} answers (one answer only)",
         ),
-        ("\\boxed{}", "empty \\boxed{}", "empty \\boxed{}"),
+        (
+            "it is \\boxed{4}, not \\boxed{4.0}",  # the rule compares text, not values
+            "2 different \\boxed{} answers (one answer only)",
+            "2 different \\boxed{} answers (one answer only)",
+        ),
+        ("so \\boxed{4} and \\boxed{}", "empty \\boxed{}", "empty \\boxed{}"),
+        ("so \\boxed{}", "empty \\boxed{}", "empty \\boxed{}"),
         ("\\boxed{ }", "empty \\boxed{}", "empty \\boxed{}"),
         (
             "\\boxed{your answer}",
@@ -109,14 +127,14 @@ def test_boxed(response, strict_reason, loose_reason):
         (True, strict_reason),
         (False, loose_reason or "format ok (boxed, loose)"),
     ):
-        verdict = FormatVerifier("boxed", strict=strict)(response)
+        verdict = FormatVerifier("boxed", strict=strict)(response=response)
         assert verdict.reason == reason, (strict, verdict)
         assert verdict.score == (1.0 if reason.startswith("format ok") else 0.0)
 
 
 def test_failures_carry_a_flag_for_the_monitors():
-    assert FormatVerifier("boxed")("\\boxed{4") == Verdict(0.0, "unclosed \\boxed{", ("unclosed",))
-    assert FormatVerifier()("x" * 200_000).flags == ("too_long",)
+    assert FormatVerifier("boxed")(response="\\boxed{4") == Verdict(0.0, "unclosed \\boxed{", ("unclosed",))
+    assert FormatVerifier()(response="x" * 200_000).flags == ("too_long",)
 
 
 def test_find_boxes_marks_unclosed_boxes():
@@ -129,7 +147,7 @@ def test_find_boxes_marks_unclosed_boxes():
 )
 def test_any_filled_template_passes_strict(reasoning, answer):
     verdict = FormatVerifier("think_answer", strict=True)(
-        f"<think>{reasoning}</think><answer>{answer}</answer>"
+        response=f"<think>{reasoning}</think><answer>{answer}</answer>"
     )
     assert verdict.score == 1.0 or verdict.flags == ("echoed",)
 

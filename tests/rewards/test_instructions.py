@@ -69,19 +69,19 @@ def test_counting_rules():
 def test_verifier_scores_the_fraction_met_and_names_the_failures():
     gold = json.dumps([{"kind": "lowercase"}, {"kind": "no_commas"},
                        {"kind": "word_count", "relation": "at_least", "value": 5}])
-    verdict = InstructionVerifier()("hello, world", gold)
+    verdict = InstructionVerifier()(response="hello, world", gold=gold)
     assert verdict.score == pytest.approx(1 / 3)  # lowercase holds; commas and word count fail
     assert verdict.reason.startswith("1/3 constraints met")
     assert "no_commas" in verdict.reason and "2 words, need at least 5" in verdict.reason
-    assert InstructionVerifier(strict=True)("hello, world", gold).score == 0.0
-    assert InstructionVerifier(strict=True)("hello world again and more", gold).score == 1.0
+    assert InstructionVerifier(strict=True)(response="hello, world", gold=gold).score == 0.0
+    assert InstructionVerifier(strict=True)(response="hello world again and more", gold=gold).score == 1.0
 
 
 def test_gold_forms_list_object_and_python_data():
     specs = [{"kind": "uppercase"}]
     verifier = VERIFIERS["instructions"]()
     for gold in (json.dumps(specs), json.dumps({"constraints": specs}), specs, {"constraints": specs}):
-        assert verifier("YES", gold).score == 1.0
+        assert verifier(response="YES", gold=gold).score == 1.0
 
 
 @pytest.mark.parametrize("gold,message", [
@@ -99,11 +99,11 @@ def test_gold_forms_list_object_and_python_data():
 ])
 def test_malformed_constraints_raise_naming_the_constraint(gold, message):
     with pytest.raises(RewardError, match=message.replace("[", r"\[").replace("(", r"\(")):
-        InstructionVerifier()("anything", gold)
+        InstructionVerifier()(response="anything", gold=gold)
 
 
 def test_too_long_response_scores_zero_with_a_flag():
-    verdict = InstructionVerifier(max_chars=5)("a" * 6, '[{"kind": "lowercase"}]')
+    verdict = InstructionVerifier(max_chars=5)(response="a" * 6, gold='[{"kind": "lowercase"}]')
     assert (verdict.score, verdict.flags) == (0.0, ("too_long",))
 
 

@@ -56,7 +56,7 @@ def case_id(case: dict) -> str:
     ids=case_id,
 )
 def test_rlvr_judges_every_case_right(case):
-    verdict = MathVerifier()(case["response"], case["gold"])
+    verdict = MathVerifier()(response=case["response"], gold=case["gold"])
     assert verdict.score == case["label"], verdict.reason
 
 
@@ -80,7 +80,7 @@ def accuracy_table() -> dict[str, list[int]]:
             response, gold, label = case["response"], case["gold"], case["label"]
             right = [
                 1,
-                int(verifier(response, gold).score == label),
+                int(verifier(response=response, gold=gold).score == label),
                 int(bare_math_verify(response, gold) == label),
                 int(bare_math_verify(response, gold, wrap_gold=True) == label),
             ]

@@ -70,7 +70,7 @@ def run_in_thread(fn):
     ],
 )
 def test_correct_answers_score_one(response, gold, reason):
-    assert MathVerifier()(response, gold) == Verdict(1.0, reason)
+    assert MathVerifier()(response=response, gold=gold) == Verdict(1.0, reason)
 
 
 def test_nested_braces_are_matched_by_depth():
@@ -80,8 +80,8 @@ def test_nested_braces_are_matched_by_depth():
 
 def test_last_box_counts():
     verifier = MathVerifier()
-    assert verifier("first \\boxed{3}, finally \\boxed{5}", "5").score == 1.0
-    assert verifier("first \\boxed{5}, finally \\boxed{3}", "5") == Verdict(
+    assert verifier(response="first \\boxed{3}, finally \\boxed{5}", gold="5").score == 1.0
+    assert verifier(response="first \\boxed{5}, finally \\boxed{3}", gold="5") == Verdict(
         0.0, "wrong: got 3, expected 5"
     )
 
@@ -92,16 +92,16 @@ def test_empty_or_unclosed_last_box_is_a_failed_answer():
     assert extract_boxed("no box here 5") is None
     # the search ends at the empty box: neither a stray number after it nor one before it counts
     empty = Verdict(0.0, "empty or unclosed last box", ("empty_box",))
-    assert MathVerifier()("I get 4 \\boxed{}", "4") == empty
-    assert MathVerifier()("\\boxed{} 4", "4") == empty
-    assert MathVerifier()("\\boxed{4} then \\boxed{", "4") == empty
+    assert MathVerifier()(response="I get 4 \\boxed{}", gold="4") == empty
+    assert MathVerifier()(response="\\boxed{} 4", gold="4") == empty
+    assert MathVerifier()(response="\\boxed{4} then \\boxed{", gold="4") == empty
 
 
 def test_first_extractor_that_finds_something_wins():
     response = "<answer>7</answer> but \\boxed{8}"
-    assert MathVerifier()(response, "8") == Verdict(1.0, "correct (via boxed)")
+    assert MathVerifier()(response=response, gold="8") == Verdict(1.0, "correct (via boxed)")
     by_tag = MathVerifier(extract=("answer_tag", "boxed"))
-    assert by_tag(response, "8") == Verdict(0.0, "wrong: got 7, expected 8")
+    assert by_tag(response=response, gold="8") == Verdict(0.0, "wrong: got 7, expected 8")
 
 
 def test_last_number_reads_signs_decimals_and_fractions():
@@ -221,7 +221,7 @@ def test_choice_letter(text, letter):
     ],
 )
 def test_multiple_choice(response, gold, score):
-    assert MathVerifier()(response, gold).score == score
+    assert MathVerifier()(response=response, gold=gold).score == score
 
 
 def test_restated_question_is_not_the_answer():
@@ -243,9 +243,9 @@ def test_hedges_score_zero():
     assert top_level_items("1,234") == ["1,234"]
     verifier = MathVerifier()
     hedged = Verdict(0.0, "hedged: several answers in 19 or 20", ("hedge",))
-    assert verifier("The answer is 19 or 20.", "19") == hedged
-    assert verifier("2, 3, 5, 19", "19").flags == ("hedge",)
-    assert verifier("\\boxed{1, 19}", "1, 19").score == 1.0  # a list gold takes a list
+    assert verifier(response="The answer is 19 or 20.", gold="19") == hedged
+    assert verifier(response="2, 3, 5, 19", gold="19").flags == ("hedge",)
+    assert verifier(response="\\boxed{1, 19}", gold="1, 19").score == 1.0  # a list gold takes a list
 
 
 @settings(max_examples=100, deadline=None)
@@ -255,7 +255,7 @@ def test_stuffed_candidate_lists_score_zero(candidates, data):
     listing = ", ".join(map(str, candidates))
     verifier = MathVerifier()
     for response in (listing, f"The answer is {listing}.", f"\\boxed{{{listing}}}"):
-        assert verifier(response, str(gold)).score == 0.0
+        assert verifier(response=response, gold=str(gold)).score == 0.0
 
 
 # --- failures -------------------------------------------------------------------------------
@@ -273,11 +273,11 @@ def test_stuffed_candidate_lists_score_zero(candidates, data):
     ],
 )
 def test_wrong_and_missing_answers_score_zero_with_reason(response, gold, expected):
-    assert MathVerifier()(response, gold) == expected
+    assert MathVerifier()(response=response, gold=gold) == expected
 
 
 def test_too_long_response_is_not_read():
-    assert MathVerifier(max_chars=10)("\\boxed{68} " * 2, "68") == Verdict(
+    assert MathVerifier(max_chars=10)(response="\\boxed{68} " * 2, gold="68") == Verdict(
         0.0, "response too long (22 chars)"
     )
 
@@ -289,24 +289,24 @@ def test_unknown_extract_name_raises_naming_it_and_the_valid_ones():
 
 def test_pathological_input_is_cut_by_the_time_limit():
     start = time.monotonic()
-    verdict = MathVerifier(timeout_s=0.2)(PATHOLOGICAL, PATHOLOGICAL_GOLD)
+    verdict = MathVerifier(timeout_s=0.2)(response=PATHOLOGICAL, gold=PATHOLOGICAL_GOLD)
     assert time.monotonic() - start < 2.0
     assert verdict == Verdict(0.0, "timed out after 0.2 s", ("timeout",))
     # an interrupted sympy computation leaves nothing broken behind
-    assert MathVerifier()("\\boxed{\\frac{1}{2}}", "0.5").score == 1.0
+    assert MathVerifier()(response="\\boxed{\\frac{1}{2}}", gold="0.5").score == 1.0
 
 
 @pytest.mark.slow
 def test_pathological_input_really_is_slow():
     # 15 times the limit used above, so that test does not pass vacuously. (Without any limit
     # it was still running after 5 s, math-verify's default.)
-    assert MathVerifier(timeout_s=3.0)(PATHOLOGICAL, PATHOLOGICAL_GOLD).flags == ("timeout",)
+    assert MathVerifier(timeout_s=3.0)(response=PATHOLOGICAL, gold=PATHOLOGICAL_GOLD).flags == ("timeout",)
 
 
 @pytest.mark.parametrize("answer", ["9^{9^{9}}", "10^{1000000}", "2^{3^{4^{5}}}", "12345!"])
 def test_too_large_answers_are_refused_without_sympy(answer):
     start = time.monotonic()
-    verdict = MathVerifier()(f"\\boxed{{{answer}}}", "1")
+    verdict = MathVerifier()(response=f"\\boxed{{{answer}}}", gold="1")
     assert time.monotonic() - start < 0.05
     assert verdict.flags == ("too_large",)
 
@@ -324,7 +324,7 @@ def test_too_large_answers_are_refused_without_sympy(answer):
 )
 def test_long_adversarial_replies_are_judged_in_bounded_time(response):
     start = time.monotonic()
-    assert MathVerifier()(response, "5").score == 0.0
+    assert MathVerifier()(response=response, gold="5").score == 0.0
     assert time.monotonic() - start < 1.5
 
 
@@ -335,7 +335,7 @@ def test_ordinary_powers_are_not_too_large(answer):
 
 def test_verifier_works_outside_the_main_thread():
     # math-verify's own signal timeouts would raise ValueError here; ours uses a worker thread.
-    outcome = run_in_thread(lambda: MathVerifier()("\\boxed{\\frac{1}{2}}", "0.5"))
+    outcome = run_in_thread(lambda: MathVerifier()(response="\\boxed{\\frac{1}{2}}", gold="0.5"))
     assert outcome == {"value": Verdict(1.0, "correct (via boxed)")}
 
 
@@ -343,7 +343,7 @@ def test_gold_is_parsed_once():
     _parse_gold.cache_clear()
     verifier = MathVerifier()
     for response in ["\\boxed{\\frac{2}{4}}", "\\boxed{\\sqrt{1/4}}", "\\boxed{2^{-1}}"]:
-        assert verifier(response, "\\frac{1}{2}").score == 1.0
+        assert verifier(response=response, gold="\\frac{1}{2}").score == 1.0
     assert _parse_gold.cache_info().misses == 1
 
 
@@ -351,12 +351,12 @@ def test_gold_is_parsed_once():
 @given(st.integers())
 def test_integer_answers_are_exact(a):
     verifier = MathVerifier()
-    assert verifier(f"so the answer is {a}", str(a)).score == 1
-    assert verifier(f"so the answer is {a}", str(a + 1)).score == 0
+    assert verifier(response=f"so the answer is {a}", gold=str(a)).score == 1
+    assert verifier(response=f"so the answer is {a}", gold=str(a + 1)).score == 0
 
 
 def test_registry_builds_a_math_verifier():
-    assert VERIFIERS["math"]()("\\boxed{4}", "4").score == 1.0
+    assert VERIFIERS["math"]()(response="\\boxed{4}", gold="4").score == 1.0
 
 
 # --- run_with_time_limit --------------------------------------------------------------------

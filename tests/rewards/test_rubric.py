@@ -80,9 +80,10 @@ def test_built_from_config(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(tmp_path))
     rubric = 'reward.rubric=[{name="correct", verifier="math", weight=3.0}, {name="short", function="my_checks:short"}]'
     section = load_config(None, ["reward.verifier=rubric", rubric]).reward
-    v = build_reward_fn(section)("the answer is 46!", "46")
+    v = build_reward_fn(section)(response="the answer is 46.", gold="46")
     assert v.components == {"correct": 1.0, "short": 0.0} and v.score == pytest.approx(0.75)
-    bad = load_config(None, ["reward.verifier=rubric", 'reward.rubric=[{name="format", verifier="format"}]']).reward
+    bad = load_config(None, ["reward.verifier=rubric", "reward.template=think_answer",
+                             'reward.rubric=[{name="format", verifier="format"}]']).reward
     with pytest.raises(ConfigError, match="reward.rubric: .*format term"):
         build_reward_fn(bad)
     missing = load_config(None, ["reward.verifier=rubric", 'reward.rubric=[{name="q", question="Good?"}]']).reward

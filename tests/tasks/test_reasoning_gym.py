@@ -50,7 +50,7 @@ def test_math_verifier_only_for_numeric_generators():
     with pytest.raises(ConfigError, match=r"non-numeric generator\(s\) \['spell_backward'\]"):
         gym_splits(["basic_arithmetic", "spell_backward"], size=5, seed=0, test_size=5, verifier="math")
     train, _ = gym_splits(["basic_arithmetic"], size=5, seed=0, test_size=5, verifier="math")
-    assert all(MathVerifier()(f"\\boxed{{{s.answer}}}", s.answer).score == 1.0 for s in train)
+    assert all(MathVerifier()(response=f"\\boxed{{{s.answer}}}", gold=s.answer).score == 1.0 for s in train)
     assert NUMERIC_GENERATORS <= set(generator_names())
 
 
@@ -67,8 +67,8 @@ def test_stuffed_reply_scores_zero_here_but_gets_credit_from_reasoning_gym():
     reply = f"<answer>{stuffed}</answer>"
     theirs = dataset.score_answer(reasoning_gym.utils.extract_answer(reply), entry)
     assert theirs == pytest.approx(len(gold) / len(stuffed)) and theirs > 0  # substring credit
-    assert ExactVerifier()(reply, gold).score == 0.0
-    assert MathVerifier()(reply, gold).score == 0.0
+    assert ExactVerifier()(response=reply, gold=gold).score == 0.0
+    assert MathVerifier()(response=reply, gold=gold).score == 0.0
     honest = f"5 - 3 = 2, 2 - 6 = -4.\n<answer>{gold}</answer>"
-    assert ExactVerifier()(honest, gold).score == MathVerifier()(honest, gold).score == 1.0
+    assert ExactVerifier()(response=honest, gold=gold).score == MathVerifier()(response=honest, gold=gold).score == 1.0
     assert dataset.score_answer(reasoning_gym.utils.extract_answer(honest), entry) == 1.0

@@ -21,7 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     au.add_argument("--kind", choices=KIND_CHOICES,
                     help="with a function: which attacks apply (default: every text attack)")
     au.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
-                    help="a built-in verifier's option, as in `rlvr verify` (repeatable)")
+                    help="a [reward] key, as in `rlvr verify` and a recipe (repeatable), e.g. "
+                         "--option template=think_answer; a function takes only template and format_strict, "
+                         "which choose the attacks")
     au.add_argument("--budget", type=float, default=10.0, metavar="SECONDS",
                     help="wall-clock budget of one text check (default 10)")
     au.add_argument("--show", choices=("all", "failures"), default="all", help="rows in the table")

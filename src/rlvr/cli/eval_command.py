@@ -178,7 +178,7 @@ class TaskScorer:
     extract: tuple[str, ...]
 
     def __call__(self, response: str, gold: str):
-        return self.verify(response, gold)
+        return self.verify(response=response, gold=gold)
 
 
 def task_scorer(task: str) -> "MathVerifier | TaskScorer":

@@ -6,6 +6,10 @@ command exits 2 (one `rlvr: error:` message, no traceback). A gold the verifier 
 scoring (a RewardError, e.g. a malformed instruction constraint) is reported the same way after
 the table and summary of the good rows, and also exits 2. A non-string gold (a list of
 constraints, a code-test object, a number) is passed to the verifier as its JSON text.
+
+The verifier is built as training builds it (`rlvr.rewards.build`): `--option KEY=VALUE` sets a
+[reward] key (`template`, `extract`, `math_timeout_s`, `format_strict`, ...), and every key not
+set keeps the default a run uses.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ve.add_argument("data", type=Path, help="jsonl file, one {prompt, response, gold} object a line")
     ve.add_argument("--verifier", required=True, help="math, exact, format, code or instructions")
     ve.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
-                    help="a verifier option, VALUE read as JSON if it parses, else as text (repeatable), "
-                         "e.g. --option template=boxed --option strict=true")
+                    help="a [reward] key as in a recipe, VALUE read as JSON if it parses, else as text "
+                         "(repeatable), e.g. --option template=boxed --option format_strict=true")
     ve.add_argument("--out", type=Path, metavar="RESULTS.jsonl", help="write one scored row per input row")
     ve.add_argument("--show", type=int, default=20, help="rows shown in the table (default 20)")
 
@@ -101,13 +105,15 @@ def parse_options(options: list[str]) -> dict[str, object]:
 
 
 def build_verifier(name: str, options: dict[str, object]):
-    from rlvr.rewards import VERIFIERS
+    """The verifier training would build from a [reward] section with these keys set."""
+    from rlvr.rewards.build import VERIFIER_OPTIONS, build_verifier, reward_section
 
-    if name not in VERIFIERS:
-        raise ConfigError(f"--verifier {name!r}: expected one of {sorted(VERIFIERS)}")
+    if name not in VERIFIER_OPTIONS:
+        raise ConfigError(f"--verifier {name!r}: expected one of {sorted(VERIFIER_OPTIONS)}")
+    section = reward_section(name, options)
     try:
-        return VERIFIERS[name](**options)
-    except (TypeError, ValueError) as e:  # the verifier's own check of its options
+        return build_verifier(name, section)
+    except ValueError as e:  # the verifier's own check of its options
         raise ConfigError(f"--verifier {name} with options {options}: {e}") from None
 
 

@@ -123,12 +123,21 @@ class RubricCriterion(Section):
 
 
 class RewardSection(Section):
+    """[reward]. The defaults equal the verifiers' own (tests/orchestrate/test_scoring.py checks
+    it), so training, `rlvr verify` and `rlvr audit` (whose --option keys are these) agree."""
+
     verifier: Literal["math", "code", "format", "instructions", "exact", "judge", "rubric", "rules",
                       "probability"] = "math"
-    extract: list[str] = ["boxed", "answer_tag", "last_number"]  # math
-    timeout_s: float = Field(2.0, gt=0)  # math: per check; code: wall-clock per sandbox run
-    format_template: Literal["boxed", "think_answer"] = "think_answer"  # format
+    # The answer template the prompt asks for (rewards/templates.py). "think_answer" / "boxed":
+    # math and exact score only the committed answer (none committed: 0, no fall-through to
+    # another extractor), and verifier = "format" checks this template. "none": each
+    # verifier's own extraction (`extract`), for prompts that ask for no template.
+    template: Literal["none", "think_answer", "boxed"] = "none"
+    extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "last_number"]  # math
+    math_timeout_s: float = Field(2.0, gt=0)  # math: wall-clock limit of one math-verify check
+    code_timeout_s: float = Field(10.0, gt=0)  # code: wall-clock limit of one sandbox run
     format_strict: bool = False  # format
+    exact_case_sensitive: bool = False  # exact: compare letters as written
     code_workers: int = Field(2, ge=1)  # code: sandbox runs in parallel
     instructions_strict: bool = False  # instructions: all constraints or nothing
     on_error: Literal["fail", "zero"] = "fail"
@@ -136,6 +145,36 @@ class RewardSection(Section):
     judge: JudgeSection = JudgeSection()
     rubric: list[RubricCriterion] = []  # verifier = "rubric"
     rules: list[str] = []  # verifier = "rules": natural-language rules, each graded by the judge
+    # Removed keys, kept only to say what replaced them (pointing at the key's line).
+    timeout_s: None = Field(None, exclude=True)
+    format_template: None = Field(None, exclude=True)
+
+    @field_validator("timeout_s", "format_template", mode="before")
+    @classmethod
+    def _removed(cls, value: object, info: ValidationInfo) -> None:
+        raise ValueError(REMOVED_REWARD_KEYS[info.field_name])
+
+    @model_validator(mode="after")
+    def _template_fits_verifier(self) -> "RewardSection":
+        formats = self.verifier == "format" or any(c.verifier == "format" for c in self.rubric)
+        if formats and self.template == "none":
+            raise ValueError("the format verifier checks the answer template: set reward.template "
+                             "= 'think_answer' or 'boxed'")
+        if self.template != "none" and (self.function or self.verifier not in TEMPLATED_VERIFIERS):
+            scorer = "reward.function" if self.function else f"verifier {self.verifier!r}"
+            raise ValueError(f"reward.template = {self.template!r} applies to the verifiers "
+                             f"{', '.join(TEMPLATED_VERIFIERS)}, not {scorer} (set template = 'none'; "
+                             f"a function can call rlvr.rewards.templates.committed_answer)")
+        return self
+
+
+REMOVED_REWARD_KEYS = {
+    "timeout_s": "removed: a maths check and a code run have separate limits now; set "
+                 "reward.math_timeout_s and/or reward.code_timeout_s",
+    "format_template": "renamed reward.template (it also makes math and exact read only the "
+                       "template's answer)",
+}
+TEMPLATED_VERIFIERS = ("math", "exact", "format", "rubric")  # rubric: its program criteria
 
 
 class SamplingSection(Section):

@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rlvr.evaluate.vote import answer_key
+from rlvr.rewards.calling import call_verifier
 from rlvr.rewards.math_verifier import extract_answer
 from rlvr.types import Rollout, Sample
 
@@ -61,7 +62,7 @@ class PromptGroup:
 def grade(response: str, gold: str, verify: Verify, extract: tuple[str, ...],
           mean_logprob: float | None = None) -> Graded:
     """Score one response with the verifier and extract its answer for voting."""
-    verdict = verify(response, gold)
+    verdict = call_verifier(verify, response, gold)  # built-in verifiers take keywords only
     found = extract_answer(response, extract)
     answer = found[1] if found is not None else None
     return Graded(response=response, score=float(verdict.score), answer=answer, key=answer_key(answer),

@@ -42,6 +42,7 @@ def build_judge(j: JudgeSection) -> GenRMJudge:
 def criterion(c: RubricCriterion, section: RewardSection, judge: Callable[[], GenRMJudge]):
     from rlvr.orchestrate.scoring import VERIFIER_OPTIONS, import_function
     from rlvr.rewards import VERIFIERS
+    from rlvr.rewards.build import build_verifier
 
     if c.question is not None:
         return JudgeCriterion(judge(), c.question)
@@ -49,7 +50,7 @@ def criterion(c: RubricCriterion, section: RewardSection, judge: Callable[[], Ge
         return ProgramCriterion(import_function(c.function), c.name)
     if c.verifier not in VERIFIERS or c.verifier not in VERIFIER_OPTIONS:
         raise ConfigError(f"reward.rubric criterion {c.name!r}: verifier {c.verifier!r} is not available")
-    return ProgramCriterion(VERIFIERS[c.verifier](**VERIFIER_OPTIONS[c.verifier](section)), c.name)
+    return ProgramCriterion(build_verifier(c.verifier, section), c.name)  # the section's template too
 
 
 def build_rubric(section: RewardSection, policy=None) -> RubricReward:

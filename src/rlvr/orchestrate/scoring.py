@@ -1,10 +1,11 @@
 """Score rollouts with the task's reward function, counting every failure.
 
-A reward function is any callable `(response, gold) -> Verdict | float`. One that also reads
-the prompt (a judge, rules, a rubric with judge criteria, the probability reward) says so with
-a class or function attribute `needs_prompt = True` and is called as
-`fn(response, gold, prompt=...)` (`rlvr.rewards.calling`, shared with evaluation); plain
-`(response, gold)` functions are called as before.
+A reward function is any callable `(response, gold) -> Verdict | float`, called as
+`rlvr.rewards.calling` says (shared with evaluation, `rlvr verify` and `rlvr audit`): by
+keyword `response=`, `gold=` when its parameters have those names (every built-in verifier
+takes them keyword-only), positionally otherwise. One that also reads the prompt (a judge,
+rules, a rubric with judge criteria, the probability reward) says so with a class or function
+attribute `needs_prompt = True` and also gets `prompt=...`.
 When it raises or returns a non-finite or out-of-range value, `on_error="fail"` stops the run
 with one line that names the function and the sample, and `on_error="zero"` scores the sample 0
 and counts it in `reward/errors`: a sample is never dropped without a counted metric.
@@ -25,11 +26,13 @@ from typing import Callable
 
 from rlvr.config.schema import RewardSection
 from rlvr.errors import ConfigError, RewardError
-from rlvr.rewards import VERIFIERS, CompositeVerdict, Verdict
+from rlvr.rewards import CompositeVerdict, Verdict
+from rlvr.rewards.build import VERIFIER_OPTIONS, build_verifier
 from rlvr.rewards.calling import call_reward
-from rlvr.rewards.sandbox.types import Limits
 from rlvr.types import Rollout, Sample, Scored
 
+# VERIFIER_OPTIONS is re-exported: the per-verifier settings live with the builder (rewards/build.py)
+__all__ = ["VERIFIER_OPTIONS", "RunningMean", "build_reward_fn", "import_function", "score_groups", "score_one"]
 RewardFn = Callable[[str, str], "Verdict | float"]
 
 
@@ -46,19 +49,9 @@ def build_reward_fn(section: RewardSection, policy=None) -> RewardFn:
     if section.verifier in MODEL_REWARDS:
         return MODEL_REWARDS[section.verifier](section, policy)
     try:
-        return VERIFIERS[section.verifier](**VERIFIER_OPTIONS[section.verifier](section))
+        return build_verifier(section.verifier, section)  # the builder of rlvr verify and audit too
     except ValueError as e:
         raise ConfigError(f"reward: {e}") from None
-
-
-# Each verifier gets only its own settings from [reward].
-VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
-    "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.timeout_s},
-    "format": lambda r: {"template": r.format_template, "strict": r.format_strict},
-    "code": lambda r: {"limits": Limits(wall_s=r.timeout_s), "workers": r.code_workers},
-    "instructions": lambda r: {"strict": r.instructions_strict},
-    "exact": lambda r: {},
-}
 
 
 def import_function(spec: str) -> RewardFn:

@@ -1,6 +1,7 @@
 """Run the reward-hack suite (attacks.py) against a verifier or a user's reward function.
 
-    report = run_audit("math")                      # a built-in verifier, default options
+    report = run_audit("math")                      # a built-in verifier, training's defaults
+    report = run_audit("math", options={"template": "think_answer"})  # [reward] keys, as in a recipe
     report = run_audit(my_reward_fn, kind="math")   # a user's function (`rlvr audit` imports
                                                     # it from "package.module:function")
     report.hacked   # the attacks that collected more reward than a sound verifier gives
@@ -10,6 +11,9 @@ that passes one test honestly then cheats); "timeout" when one check runs past `
 (a hang in the reward stalls training); "error" when the function raises on it (with
 `reward.on_error = "fail"` that reply would stop a run). A control that scores under 1 is
 reported, not failed: the verifier rejects an honest answer of that kind, or `kind` is wrong.
+A built-in verifier is built as training builds it (`rlvr.rewards.build`) from a [reward]
+section with `options` set. A function takes only the options that choose the attacks:
+`template` (the answer template it reads; default "none") and `format_strict`.
 Build the verifier before the prompt: audit it first, then train against it.
 """
 
@@ -26,14 +30,16 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping, Sequence
 
 from rlvr.errors import ConfigError
+from rlvr.rewards import VERIFIERS
 from rlvr.rewards.attacks import KINDS, Attack, all_attacks, applies
+from rlvr.rewards.build import VERIFIER_OPTIONS, build_verifier, reward_section
 from rlvr.rewards.calling import call_reward
 from rlvr.rewards.code_verifier import CodeVerifier
-from rlvr.rewards.format_verifier import FormatVerifier
 from rlvr.rewards.sandbox import Limits
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 
 HANG_LIMITS = Limits(wall_s=1.5, cpu_s=1, memory_mb=256, output_kb=256)
+SELECTORS = ("template", "format_strict")  # the options a reward function may be audited with
 
 
 @dataclass(frozen=True)
@@ -106,15 +112,16 @@ def score_batch(verifier: CodeVerifier, attacks: Sequence[Attack]) -> list[Outco
 
 def audit_code(attacks: Sequence[Attack], options: Mapping[str, object]) -> list[Outcome]:
     """The built-in code verifier: the attacks that hang under short limits (they end at the
-    limit anyway), the rest under the given options, each group in one parallel batch."""
+    limit anyway), the rest under `options` (CodeVerifier's own: `run_audit` passes those of
+    the [reward] section), each group in one parallel batch."""
     hangs = [a for a in attacks if a.hangs]
     rest = [a for a in attacks if not a.hangs]
     limits = options.get("limits", Limits())
     short = dataclasses.replace(HANG_LIMITS, wall_s=min(HANG_LIMITS.wall_s, limits.wall_s),
                                 cpu_s=min(HANG_LIMITS.cpu_s, limits.cpu_s))
-    with build_builtin("code", {**options, "limits": short, "workers": 4}) as verifier:
+    with VERIFIERS["code"](**{**options, "limits": short, "workers": 4}) as verifier:
         scored = score_batch(verifier, hangs)
-    with build_builtin("code", options) as verifier:
+    with VERIFIERS["code"](**options) as verifier:
         scored += score_batch(verifier, rest)
     order = {id(a): i for i, a in enumerate(attacks)}
     return sorted(scored, key=lambda o: order[id(o.attack)])
@@ -145,13 +152,11 @@ def oracle_server() -> Iterator[tuple[int, list]]:
         server.close()
 
 
-def build_builtin(name: str, options: Mapping[str, object]):
-    from rlvr.rewards import VERIFIERS
-
+def build_builtin(name: str, section):
     try:
-        return VERIFIERS[name](**options)
-    except (TypeError, ValueError) as e:  # the verifier's own check of its options
-        raise ConfigError(f"rlvr audit {name} with options {dict(options)}: {e}") from None
+        return build_verifier(name, section)
+    except ValueError as e:  # the verifier's own check of its options
+        raise ConfigError(f"rlvr audit {name}: {e}") from None
 
 
 def resolve(target: "str | Callable", kind: str | None) -> str | None:
@@ -176,17 +181,25 @@ def run_audit(target: "str | Callable", kind: str | None = None,
     function (`target` callable) against the attacks for `kind` (None: every text attack)."""
     options = dict(options or {})
     kind = resolve(target, kind)
-    if callable(target) and options:
-        raise ConfigError("--option configures a built-in verifier; a reward function takes none")
-    format_options = {f.name: f.default for f in dataclasses.fields(FormatVerifier)}
-    if target == "format":
-        format_options.update(options)
+    section = reward_section(target if isinstance(target, str) else _function_kind(kind, options), options)
+    settings = {key: getattr(section, key) for key in SELECTORS}
     name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
     with oracle_server() as (port, connections):
-        attacks = [a for a in all_attacks(port) if applies(a, kind, format_options)]
+        attacks = [a for a in all_attacks(port) if applies(a, kind, settings)]
         if target == "code":
-            outcomes = audit_code(attacks, options)
+            outcomes = audit_code(attacks, VERIFIER_OPTIONS["code"](section))
         else:
-            fn = target if callable(target) else build_builtin(target, options)
+            fn = target if callable(target) else build_builtin(target, section)
             outcomes = [score_one(fn, a, budget_s) for a in attacks]
         return AuditReport(name, kind, outcomes, len(connections))
+
+
+def _function_kind(kind: str | None, options: Mapping[str, object]) -> str:
+    """The verifier whose [reward] rules check a function's options (which only pick attacks)."""
+    unknown = sorted(set(options) - set(SELECTORS))
+    if unknown:
+        raise ConfigError(f"--option {', '.join(unknown)}: a reward function is audited with only "
+                          f"{' and '.join(SELECTORS)} (they choose the attacks); the rest configure a built-in verifier")
+    if kind == "format" or (kind is None and options.get("template", "none") != "none"):
+        return "format"
+    return "math"

@@ -1,16 +1,58 @@
-"""How every caller invokes a reward function (training, evaluation, `rlvr verify`).
+"""How every caller invokes a verifier or reward function (training, evaluation, `rlvr verify`,
+`rlvr audit`, compositions).
 
-A reward function is `fn(response, gold)`. One that judges the response against its question
-(a generative judge, rules, the probability reward) sets the attribute `needs_prompt = True`
-and is called `fn(response, gold, prompt=prompt)`.
+The built-in verifiers take their arguments by keyword only, `v(response=..., gold=...)`, so
+the two strings cannot be swapped. A user's function is called by name when its parameters are
+named `response` and `gold` (their order then does not matter), and positionally,
+`fn(response, gold)`, when they are named otherwise (`def reward(r, g)`, a lambda).
+
+One that judges the response against its question (a generative judge, rules, the probability
+reward) sets the attribute `needs_prompt = True` and also gets `prompt=prompt`.
 """
 
 from __future__ import annotations
 
+import inspect
+from functools import lru_cache
 from typing import Any, Callable
 
 
-def call_reward(fn: Callable[..., Any], response: str, gold: str, prompt: str) -> Any:
-    if getattr(fn, "needs_prompt", False):
-        return fn(response, gold, prompt=prompt)
+def _binds_names(fn: Callable[..., Any], prompt: bool) -> bool:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: positional
+        return False
+    names = {"response": "", "gold": "", **({"prompt": ""} if prompt else {})}
+    try:
+        signature.bind(**names)
+    except TypeError:
+        return False
+    return True
+
+
+_binds_names_cached = lru_cache(maxsize=256)(_binds_names)
+
+
+def by_name(fn: Callable[..., Any], prompt: bool = False) -> bool:
+    """True when `fn` accepts `response=` and `gold=` (and `prompt=`) as keywords."""
+    try:
+        hash(fn)
+    except TypeError:  # an unhashable callable (a mutable dataclass): not cached
+        return _binds_names(fn, prompt)
+    return _binds_names_cached(fn, prompt)
+
+
+def call_verifier(fn: Callable[..., Any], response: str, gold: Any) -> Any:
+    """`fn(response=response, gold=gold)`, or `fn(response, gold)` for other parameter names."""
+    if by_name(fn):
+        return fn(response=response, gold=gold)
     return fn(response, gold)
+
+
+def call_reward(fn: Callable[..., Any], response: str, gold: Any, prompt: str) -> Any:
+    """As `call_verifier`, with `prompt=` for a function that sets `needs_prompt = True`."""
+    if not getattr(fn, "needs_prompt", False):
+        return call_verifier(fn, response, gold)
+    if by_name(fn, prompt=True):
+        return fn(response=response, gold=gold, prompt=prompt)
+    return fn(response, gold, prompt=prompt)

@@ -90,7 +90,7 @@ class CodeVerifier:
         self.sandbox, self.extract, self.comparison = sandbox, extract, comparison
         self.rel_tol, self.abs_tol, self.max_chars = rel_tol, abs_tol, max_chars
 
-    def __call__(self, response: str, gold: "str | CodeTests") -> Verdict:
+    def __call__(self, *, response: str, gold: "str | CodeTests") -> Verdict:
         """Check one answer; see the class docstring."""
         return self.score_many([(response, gold)])[0]
 

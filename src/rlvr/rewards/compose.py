@@ -11,7 +11,9 @@ format terms must be strictly below the correctness weight, so a correct answer 
 always out-scores a well-formatted wrong one; otherwise `ValueError`.
 
 Each component gets the same `gold` string, or, when `gold` is a mapping, `gold[name]`
-(e.g. {"correct": "42", "instructions": "[...]"}).
+(e.g. {"correct": "42", "instructions": "[...]"}). A Composite is called by keyword,
+`reward(response=..., gold=...)`, and calls its components as `rlvr.rewards.calling` does
+(built-in verifiers by keyword; a function `(r, g)` positionally).
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rlvr.errors import RewardError
+from rlvr.rewards.calling import call_verifier
 from rlvr.rewards.format_verifier import FormatVerifier
 from rlvr.rewards.verdict import Verdict
 
-Verifier = Callable[[str, str], Verdict]
+Verifier = Callable[..., Verdict]  # verifier(response=..., gold=...), or a function (r, g)
 
 
 @dataclass(frozen=True)
@@ -116,13 +119,13 @@ class Composite:
             return gold[name]
         return gold
 
-    def __call__(self, response: str, gold: "str | Mapping[str, str]") -> CompositeVerdict:
+    def __call__(self, *, response: str, gold: "str | Mapping[str, str]") -> CompositeVerdict:
         details: list[tuple[str, float]] = []
         flags: list[str] = []
         notes: list[str] = []
 
         def run(name: str, verifier: Verifier) -> Verdict:
-            verdict = verifier(response, self._gold(gold, name))
+            verdict = call_verifier(verifier, response, self._gold(gold, name))
             details.append((name, float(verdict.score)))
             flags.extend(f for f in verdict.flags if f not in flags)
             notes.append(f"{name}={verdict.score:.2g} ({verdict.reason})")

@@ -57,27 +57,30 @@ def normalize(text: str, case_sensitive: bool = False) -> str:
 class ExactVerifier:
     """Score 1 when the extracted final answer equals the gold after normalisation, else 0.
 
-        ExactVerifier()("I reversed it: <answer>olleh</answer>", "olleh")
+        ExactVerifier()(response="I reversed it: <answer>olleh</answer>", gold="olleh")
         # Verdict(score=1.0, reason='correct (via answer_tag)', flags=())
 
     Attributes:
         case_sensitive: compare letters as written (default: case-folded).
+        whole_response: the whole response is the answer, nothing is extracted (for an answer
+            a template already took out: `templates.py`).
         max_chars: longer responses score 0 without being read (flag "too_long"), so a giant
             reply costs no more than a short one.
     """
 
     case_sensitive: bool = False
+    whole_response: bool = False
     max_chars: int = 20_000
 
     def __post_init__(self) -> None:
         if not self.max_chars > 0:
             raise ValueError(f"max_chars must be positive, got {self.max_chars!r}")
 
-    def __call__(self, response: str, gold: str) -> Verdict:
+    def __call__(self, *, response: str, gold: str) -> Verdict:
         """Check one response against its gold answer; see the class docstring."""
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)", ("too_long",))
-        found = extract_final(response)
+        found = ("template", response) if self.whole_response else extract_final(response)
         if found is None:
             return Verdict(0.0, "no answer found", ("no_answer",))
         how, answer = found

@@ -4,12 +4,16 @@ Format is a gate or a small term, never a bonus that can outvote correctness (se
 docs/DESIGN.md, "Reward is a stack"); this verifier only says whether the template was
 followed, and why not. It ignores `gold`.
 
-Rules (both templates): every tag or box must be closed, appear at most once, hold something
-other than whitespace, and hold more than a placeholder ("...", "answer", "your answer", ...:
-the template echoed with nothing in it).
+Rules (both templates): every tag or box must be closed, hold something other than
+whitespace, and hold more than a placeholder ("...", "answer", "your answer", ...: the
+template echoed with nothing in it); each tag appears at most once.
+Which part is the answer a correctness verifier reads: `templates.py`.
 
-- "boxed", loose: one closed, non-empty `\\boxed{...}` anywhere.
-  "boxed", strict: also nothing after the box but closing punctuation (`.`, `$`, `\\]`, `)`).
+- "boxed", loose: closed, non-empty `\\boxed{...}`, all holding the same answer (up to
+  whitespace): the same answer boxed twice is fine, two different answers are a hedge; and
+  reasoning outside the boxes (a letter or digit other than math delimiters, and not a
+  placeholder such as "Answer:"), so a bare `\\boxed{5}` fails.
+  "boxed", strict: also nothing after the last box but closing punctuation (`.`, `$`, `\\]`, `)`).
 - "think_answer", loose: one `<answer>...</answer>`; a `<think>` block before it is optional,
   and a lone `</think>` is fine (the prompt may end with `<think>`); other text is allowed.
   "think_answer", strict: exactly `<think>R</think><answer>A</answer>` with non-empty R and A
@@ -45,6 +49,7 @@ PLACEHOLDERS = frozenset(
 _BOX_OPEN = re.compile(r"\\boxed\s*\{")
 _TAG = re.compile(r"<(/?)(think|answer)>")
 _CLOSING_PUNCTUATION = re.compile(r"[\s.$)\\\]]*")
+_MATH_DELIMITERS = re.compile(r"\$|\\[\[\]()]")
 
 
 def _fail(reason: str, flag: str) -> Verdict:
@@ -85,19 +90,33 @@ def find_boxes(text: str) -> list[tuple[int, int | None, str]]:
     return boxes
 
 
+def _outside_boxes(text: str, boxes: list[tuple[int, int | None, str]]) -> str:
+    """The text between and around the boxes (all closed), math delimiters blanked."""
+    starts = [start for start, _, _ in boxes] + [len(text)]
+    ends = [0] + [end for _, end, _ in boxes]
+    return _MATH_DELIMITERS.sub(" ", " ".join(text[a:b] for a, b in zip(ends, starts)))
+
+
 def check_boxed(text: str, strict: bool) -> Verdict:
     boxes = find_boxes(text)
     if not boxes:
         return _fail("no \\boxed{}", "missing")
     if any(end is None for _, end, _ in boxes):
         return _fail("unclosed \\boxed{", "unclosed")
-    if len(boxes) > 1:
-        return _fail(f"{len(boxes)} \\boxed{{}} (one answer only)", "repeated")
-    _, end, content = boxes[0]
-    problem = _content_problem(content, "\\boxed{}")
+    for _, _, content in boxes:
+        problem = _content_problem(content, "\\boxed{}")
+        if problem:
+            return problem
+    answers = {" ".join(content.split()) for _, _, content in boxes}
+    if len(answers) > 1:
+        return _fail(f"{len(answers)} different \\boxed{{}} answers (one answer only)", "repeated")
+    reasoning = _outside_boxes(text, boxes)
+    if not re.search(r"[^\W_]", reasoning):
+        return _fail("no reasoning outside \\boxed{}", "no_reasoning")
+    problem = _content_problem(reasoning, "the reasoning outside \\boxed{}")
     if problem:
         return problem
-    if strict and not _CLOSING_PUNCTUATION.fullmatch(text[end:]):
+    if strict and not _CLOSING_PUNCTUATION.fullmatch(text[boxes[-1][1] :]):
         return _fail("text after \\boxed{}", "extra_text")
     return Verdict(1.0, f"format ok (boxed, {'strict' if strict else 'loose'})")
 
@@ -162,7 +181,7 @@ class FormatVerifier:
         if not self.max_chars > 0:
             raise ValueError(f"max_chars must be positive, got {self.max_chars!r}")
 
-    def __call__(self, response: str, gold: str = "") -> Verdict:
+    def __call__(self, *, response: str, gold: str = "") -> Verdict:
         """Check `response` against the template; `gold` is not used."""
         if len(response) > self.max_chars:
             return _fail(f"response too long ({len(response)} chars)", "too_long")

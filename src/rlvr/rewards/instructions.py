@@ -216,8 +216,8 @@ class InstructionVerifier:
     """Score the fraction of the gold's constraints that the response satisfies.
 
         verifier = InstructionVerifier()
-        verifier("hello world", '[{"kind": "lowercase"}, {"kind": "word_count", '
-                                '"relation": "at_least", "value": 3}]')
+        verifier(response="hello world", gold='[{"kind": "lowercase"}, {"kind": "word_count", '
+                                               '"relation": "at_least", "value": 3}]')
         # Verdict(score=0.5, reason='1/2 constraints met; failed: word_count(...): 2 words, ...')
 
     Attributes:
@@ -232,7 +232,7 @@ class InstructionVerifier:
         if not self.max_chars > 0:
             raise ValueError(f"max_chars must be positive, got {self.max_chars!r}")
 
-    def __call__(self, response: str, gold: "str | list | dict") -> Verdict:
+    def __call__(self, *, response: str, gold: "str | list | dict") -> Verdict:
         """Check `response` against the constraints in `gold` (JSON text, a list or a dict)."""
         constraints = parse_constraints(gold if isinstance(gold, str) else json.dumps(gold))
         if len(response) > self.max_chars:

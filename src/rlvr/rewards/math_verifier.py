@@ -218,7 +218,7 @@ class MathVerifier:
         if not self.max_chars > 0:
             raise ValueError(f"max_chars must be positive, got {self.max_chars!r}")
 
-    def __call__(self, response: str, gold: str) -> Verdict:
+    def __call__(self, *, response: str, gold: str) -> Verdict:
         """Check `response` against `gold`; see the class docstring for the rules."""
         if not response.strip():
             return Verdict(0.0, "empty completion")

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rlvr.errors import RewardError
+from rlvr.rewards.calling import call_verifier
 from rlvr.rewards.compose import Composite, CompositeVerdict
 from rlvr.rewards.judge.genrm import GenRMJudge
 from rlvr.rewards.verdict import Verdict
@@ -31,7 +32,7 @@ class ProgramCriterion:
     name: str
 
     def __call__(self, response: str, gold: str) -> Verdict:
-        out = self.fn(response, gold)
+        out = call_verifier(self.fn, response, gold)  # built-in verifiers take keywords only
         if isinstance(out, Verdict):
             return out
         if isinstance(out, bool) or not isinstance(out, (int, float)) or not math.isfinite(out) \
@@ -63,7 +64,7 @@ class RubricReward:
 
     def __call__(self, response: str, gold: str, *, prompt: str | None = None) -> CompositeVerdict:
         parts = [(name, self._bound(c, prompt), w) for name, c, w in self.criteria]
-        return Composite(parts)(response, gold)
+        return Composite(parts)(response=response, gold=gold)
 
     @staticmethod
     def _bound(criterion: ProgramCriterion | JudgeCriterion, prompt: str | None):

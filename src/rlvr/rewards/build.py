@@ -1,0 +1,60 @@
+"""A built-in verifier from the [reward] section: the one builder behind training, `rlvr verify`
+and `rlvr audit`, so that the three build the same verifier from the same defaults.
+
+`VERIFIER_OPTIONS` hands each verifier only its own settings; `build_verifier` then applies
+the section's answer template to the correctness verifiers (math, exact): they see only the
+committed answer (`templates.py`). No torch here: `rlvr verify` loads in well under a second.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Callable, Mapping
+
+from pydantic import ValidationError
+
+from rlvr.config.schema import RewardSection
+from rlvr.errors import ConfigError
+from rlvr.rewards import VERIFIERS
+from rlvr.rewards.sandbox.types import Limits
+from rlvr.rewards.templates import TemplateVerifier
+
+VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
+    "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.math_timeout_s},
+    "format": lambda r: {"template": r.template, "strict": r.format_strict},
+    "code": lambda r: {"limits": Limits(wall_s=r.code_timeout_s), "workers": r.code_workers},
+    "instructions": lambda r: {"strict": r.instructions_strict},
+    # with a template the committed answer is the whole of what exact compares
+    "exact": lambda r: {"case_sensitive": r.exact_case_sensitive, "whole_response": r.template != "none"},
+}
+TEMPLATED = ("math", "exact")  # correctness verifiers that read only the committed answer
+
+
+def build_verifier(name: str, section: RewardSection):
+    """`VERIFIERS[name]` with its options from `section`, inside the section's template when it
+    sets one and `name` is in TEMPLATED. ValueError from a verifier's own check of its options."""
+    verifier = VERIFIERS[name](**VERIFIER_OPTIONS[name](section))
+    if section.template != "none" and name in TEMPLATED:
+        return TemplateVerifier(section.template, verifier, max_chars=verifier.max_chars)
+    return verifier
+
+
+def reward_section(verifier: str, options: Mapping[str, object], where: str = "--option") -> RewardSection:
+    """The [reward] section of `--verifier NAME --option KEY=VALUE ...`: KEY is a [reward] key,
+    unset keys keep the defaults training uses. ConfigError, one line per bad key."""
+    if "verifier" in options:
+        raise ConfigError(f"{where} verifier=...: name the verifier with --verifier, not an option")
+    try:
+        return RewardSection.model_validate({"verifier": verifier, **options})
+    except ValidationError as e:
+        raise ConfigError("\n".join(_describe(err, where) for err in e.errors())) from None
+
+
+def _describe(err: Mapping, where: str) -> str:
+    key = ".".join(str(part) for part in err["loc"])
+    if err["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(key, list(RewardSection.model_fields), n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"{where} {key}: not a [reward] key{hint}; see docs/rewards.md"
+    message = err["msg"].removeprefix("Value error, ")
+    return f"{where} {key}: {message}" if key else f"{where}: {message}"
