@@ -1,11 +1,16 @@
 """The tests a code answer is checked against, and how outputs are compared (in the parent).
 
-Three styles, one `CodeTests` value each:
+Five styles, one `CodeTests` value each:
 
     {"style": "assert", "entry_point": "add",
      "tests": ["def check(candidate):\\n    assert candidate(1, 2) == 3"]}
     {"style": "call", "entry_point": "add", "tests": [{"args": [1, 2], "expected": 3}]}
     {"style": "stdio", "tests": [{"stdin": "1 2\\n", "stdout": "3\\n"}]}
+    {"style": "pytest", "tests": ["from solution import add\\ndef test_add():\\n    assert ..."]}
+    {"style": "unittest", "tests": ["import unittest\\nfrom solution import add\\nclass ..."]}
+
+The pytest and unittest styles take one test file, as written; its tests are collected from it
+(`code_modules.py`), and the answer is module `solution`.
 
 Optional keys: "program_prefix" (code put before the answer, e.g. a HumanEval prompt whose
 completion is the answer) and "test_helpers" (trusted code run before each assert-style test,
@@ -23,7 +28,8 @@ from typing import Any
 from rlvr.errors import RewardError
 from rlvr.rewards.code_harness import encode_value
 
-STYLES = ("assert", "call", "stdio")
+STYLES = ("assert", "call", "stdio", "pytest", "unittest")
+MODULE_STYLES = ("pytest", "unittest")  # one test file; its tests are collected from it
 COMPARISONS = ("lines", "tokens", "exact")
 
 
@@ -49,8 +55,9 @@ class CodeTests:
     """The tests of one code task; see the module docstring for the JSON form.
 
     Attributes:
-        style: "assert" (`check(candidate)` functions), "call" (cases) or "stdio" (cases).
-        tests: assert-style sources, or `CallCase`s, or `IOCase`s, by style.
+        style: "assert" (`check(candidate)` functions), "call" (cases), "stdio" (cases),
+            "pytest" or "unittest" (one test file that imports from `solution`).
+        tests: assert-style sources, `CallCase`s, `IOCase`s, or the test file's text, by style.
         entry_point: the function under test (styles "assert" and "call").
         program_prefix: code placed before the answer in the program that runs.
         test_helpers: trusted code run before each assert-style test, in the checker.
@@ -67,11 +74,13 @@ class CodeTests:
             raise RewardError(f"unknown code test style {self.style!r}; expected one of {STYLES}")
         if not self.tests:
             raise RewardError(f"a {self.style} code task needs at least one test")
-        if self.style != "stdio" and not self.entry_point.isidentifier():
+        if self.style in MODULE_STYLES and len(self.tests) != 1:
+            raise RewardError(f"a {self.style} code task has one test file; got {len(self.tests)}")
+        if self.style in ("assert", "call") and not self.entry_point.isidentifier():
             raise RewardError(
                 f"style {self.style!r} needs entry_point, a function name; got {self.entry_point!r}"
             )
-        kind = {"assert": str, "call": CallCase, "stdio": IOCase}[self.style]
+        kind = {"call": CallCase, "stdio": IOCase}.get(self.style, str)
         wrong = [i for i, test in enumerate(self.tests) if not isinstance(test, kind)]
         if not wrong and self.style == "call":
             wrong = [i for i, test in enumerate(self.tests) if not _passable(test)]
@@ -114,7 +123,7 @@ def _test_from_json(style: str, test: Any) -> Any:
     if style == "stdio":
         return IOCase(str(test["stdin"]), str(test["stdout"]))
     if not isinstance(test, str):
-        raise TypeError(f"an assert-style test is a source string, got {type(test).__name__}")
+        raise TypeError(f"a {style} test is source text, got {type(test).__name__}")
     return test
 
 
