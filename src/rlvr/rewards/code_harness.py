@@ -350,6 +350,18 @@ def serve_calls(job, fd: int) -> int:
         send_message(fd, reply)
 
 
+def _exported(value) -> bool:
+    """Does `from solution import *` (without `__all__`) bring this value across: a function
+    (as a proxy) or plain data? Modules and other objects stay behind."""
+    if callable(value):
+        return True
+    try:
+        encode_value(value)
+    except (TypeError, RecursionError):
+        return False
+    return True
+
+
 def answer_request(namespace: dict, request: dict) -> dict:
     """Candidate role: the reply to one call or name look-up (may raise: a raise is a reply)."""
     name = request.get("name")
@@ -358,7 +370,7 @@ def answer_request(namespace: dict, request: dict) -> dict:
     if request.get("op") == "get" and name == "__all__":
         names = namespace.get("__all__")
         if type(names) not in (list, tuple) or any(type(n) is not str for n in names):
-            names = [n for n, v in namespace.items() if n[0] != "_" and type(v) is not type(os)]
+            names = [n for n, v in namespace.items() if n[0] != "_" and _exported(v)]
         return {"value": encode_value(list(names))}
     if name not in namespace:
         raise NameError(f"{name!r} is not defined")

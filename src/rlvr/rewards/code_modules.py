@@ -46,7 +46,7 @@ class Mark:
         self.name, self.args, self.kwargs = name, args, kwargs or {}
 
     def __call__(self, *args, **kwargs):
-        if len(args) == 1 and not kwargs and callable(args[0]) and self.name != "parametrize":
+        if len(args) == 1 and not kwargs and callable(args[0]):  # pytest's rule, too
             target = args[0]
             target.pytestmark = [*getattr(target, "pytestmark", []), self]
             return target
