@@ -81,7 +81,8 @@ def test_parametrize_ids_follow_pytest():
 
 COLLECTED = """
 import unittest
-from solution import add, helper_test
+from doctest import testmod
+from solution import add, helper_test, test_from_the_answer
 def test_plain(): pass
 def helper(): pass
 class TestGroup:
@@ -100,7 +101,7 @@ test_alias = helper
 
 
 def test_only_the_files_own_tests_are_collected():
-    # imported names (here proxies of the candidate's) are never tests; classes with __init__
+    # imported names (a stdlib function, proxies of the candidate's) are never tests; classes with __init__
     # are skipped as pytest skips them; unittest sorts its method names
     assert ids_of(COLLECTED) == [
         "test_plain", "TestGroup::test_method", "Later::test_a", "Later::test_b", "test_alias",
