@@ -262,7 +262,7 @@ def test_humaneval_reference_solutions_pass_and_broken_ones_fail():
         prompt = problem["prompt"]
         return CodeTests("assert", (problem["test"],), problem["entry_point"], prompt, prompt)
 
-    with CodeVerifier(limits=Limits(wall_s=30, cpu_s=20), extract="raw") as made:
+    with CodeVerifier(limits=Limits(wall_s=30, test_wall_s=30, cpu_s=20), extract="raw") as made:
         good = made.score_many([(p["canonical_solution"], tests(p)) for p in problems])
         broken = made.score_many([("    return None\n", tests(p)) for p in problems])
     assert [v.score for v in good] == [1.0] * len(problems)
