@@ -85,12 +85,14 @@ def test_a_hang_in_the_first_test_costs_only_that_test(verdicts, style):
     assert outcome.reason.startswith("2/3 tests passed; test 0:") and "timeout" in outcome.flags
 
 
-@pytest.mark.parametrize("style", ["call", "assert", "pytest", "unittest"])
-def test_the_stateful_answer_wins_where_tests_share_a_process(style):
-    """The control of the isolation: in the old whole-file mode the same counter passes all
-    three contradictory tests, so 1/3 above is the isolation's doing, not a broken attack."""
-    with CodeVerifier(limits=Limits(wall_s=10), workers=1, isolate_tests=False) as shared:
-        assert shared(PARTIAL["state_in_memory"], counting_tests_for(style)).score == 1.0
+@pytest.mark.parametrize("name", ["state_in_memory", "state_in_files", "state_in_a_process"])
+def test_the_stateful_answers_win_where_tests_share_a_process(name):
+    """The control of the isolation: in the old whole-file mode each stateful answer passes
+    all three contradictory tests, so 1/3 above is the isolation's doing, not a weak attack."""
+    styles = ["call", "assert", "pytest", "unittest"]
+    with CodeVerifier(limits=Limits(wall_s=10), workers=2, isolate_tests=False) as shared:
+        verdicts = shared.score_many([(PARTIAL[name], counting_tests_for(s)) for s in styles])
+    assert [v.score for v in verdicts] == [1.0] * len(styles), verdicts
 
 
 @pytest.mark.parametrize("style", STYLES)

@@ -379,7 +379,8 @@ def answer_request(namespace: dict, request: dict) -> dict:
         return {"callable": True} if callable(value) else {"value": encode_value(value)}
     if not callable(value):
         raise NameError(f"{name!r} is not defined as a function")
-    return {"value": encode_value(value(*decode_value(request["args"]), **decode_value(request["kwargs"])))}
+    args, kwargs = decode_value(request["args"]), decode_value(request["kwargs"])
+    return {"value": encode_value(value(*args, **kwargs))}
 
 
 def start_checked(job, checker) -> int:

@@ -124,7 +124,9 @@ class CodeVerifier:
         plans = [self._plan(response, tests) for response, tests in parsed]
         sequences = [plan.jobs for plan in plans if isinstance(plan, Plan)]
         runs = iter(self.sandbox.map_in_turn(sequences))
-        return [plan if isinstance(plan, Verdict) else self._judge(plan, next(runs)) for plan in plans]
+        return [
+            plan if isinstance(plan, Verdict) else self._judge(plan, next(runs)) for plan in plans
+        ]
 
     def close(self) -> None:
         """Stop the sandbox this verifier made (a given sandbox is left to its owner)."""
@@ -162,19 +164,19 @@ class CodeVerifier:
         code = extract_code(response, self.extract)
         if not code.strip():
             return Verdict(0.0, "no code found", ("no_code",))
-        ids = self._collected.get((tests.style, tests.tests[0])) if tests.style in MODULE_STYLES else ()
+        ids = self._collected[(tests.style, tests.tests[0])] if tests.style in MODULE_STYLES else ()
         if isinstance(ids, str):
             return Verdict(0.0, f"the tests cannot be collected: {ids}", ("tests_not_collected",))
-        return plan_runs(tests, tests.program_prefix + code, self.sandbox.limits, ids,
-                         self.isolate_tests)  # fmt: skip
+        program = tests.program_prefix + code
+        return plan_runs(tests, program, self.sandbox.limits, ids, self.isolate_tests)
 
     def _judge(self, plan: "Plan", runs: list[Execution | None]) -> Verdict:
         outcomes: list[Outcome] = [(None, "")] * plan.count
         tampered = False
         for group, run in zip(plan.groups, runs):
             if run is None:
-                spent = (None, f"not run: the answer's {self.sandbox.limits.wall_s} s (wall_s) were spent")
-                found = [spent] * len(group)
+                budget = self.sandbox.limits.wall_s
+                found = [(None, f"not run: the answer's {budget} s (wall_s) were spent")] * len(group)
             else:
                 found, tampered_here = self._outcomes(plan.tests, group, run)
                 tampered = tampered or tampered_here
