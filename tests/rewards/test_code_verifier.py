@@ -52,6 +52,11 @@ def test_code_tests_parse_each_style_from_json():
     assert call.tests == (CallCase((1,), [2]),)
     stdio = CodeTests.parse('{"style": "stdio", "tests": [{"stdin": "1", "stdout": "2"}]}')
     assert stdio.tests == (IOCase("1", "2"),)
+    # APPS's input_output form (Hendrycks et al. 2021)
+    apps = CodeTests.parse('{"style": "stdio", "inputs": ["1", "3"], "outputs": ["2", "4"]}')
+    assert apps.tests == (IOCase("1", "2"), IOCase("3", "4"))
+    pytest_file = CodeTests.parse('{"style": "pytest", "tests": ["def test_x(): pass"]}')
+    assert pytest_file.tests == ("def test_x(): pass",) and pytest_file.entry_point == ""
     asserts = CodeTests.parse(
         json.dumps(
             {
@@ -73,6 +78,8 @@ def test_code_tests_parse_each_style_from_json():
         ('{"style": "fuzz", "tests": ["x"]}', "unknown code test style 'fuzz'"),
         ('{"style": "call", "tests": [{"args": [], "expected": 1}]}', "needs entry_point"),
         ('{"style": "assert", "entry_point": "f", "tests": []}', "at least one test"),
+        ('{"style": "stdio", "inputs": ["1"], "outputs": []}', "two lists of one length"),
+        ('{"style": "pytest", "tests": ["a", "b"]}', "has one test file; got 2"),
     ],
 )
 def test_malformed_specs_are_named(gold, message):

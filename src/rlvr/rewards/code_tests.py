@@ -6,6 +6,7 @@ Five styles, one `CodeTests` value each:
      "tests": ["def check(candidate):\\n    assert candidate(1, 2) == 3"]}
     {"style": "call", "entry_point": "add", "tests": [{"args": [1, 2], "expected": 3}]}
     {"style": "stdio", "tests": [{"stdin": "1 2\\n", "stdout": "3\\n"}]}
+    {"style": "stdio", "inputs": ["1 2\\n"], "outputs": ["3\\n"]}   (APPS's input_output)
     {"style": "pytest", "tests": ["from solution import add\\ndef test_add():\\n    assert ..."]}
     {"style": "unittest", "tests": ["import unittest\\nfrom solution import add\\nclass ..."]}
 
@@ -97,7 +98,7 @@ class CodeTests:
             return gold
         try:
             spec = json.loads(gold)
-            style, tests = spec["style"], spec["tests"]
+            style, tests = spec["style"], _io_pairs(spec) or spec["tests"]
             extra = {
                 k: spec[k] for k in ("entry_point", "program_prefix", "test_helpers") if k in spec
             }
@@ -106,6 +107,16 @@ class CodeTests:
             raise RewardError(
                 f"malformed code tests ({type(error).__name__}: {error}) in {gold[:120]!r}"
             ) from None
+
+
+def _io_pairs(spec: dict) -> list | None:
+    """stdio cases given as APPS's `input_output` does: {"inputs": [...], "outputs": [...]}."""
+    if spec.get("style") != "stdio" or "tests" in spec or "inputs" not in spec:
+        return None
+    inputs, outputs = spec["inputs"], spec["outputs"]
+    if type(inputs) is not list or type(outputs) is not list or len(inputs) != len(outputs):
+        raise ValueError("stdio 'inputs' and 'outputs' must be two lists of one length")
+    return [{"stdin": i, "stdout": o} for i, o in zip(inputs, outputs)]
 
 
 def _passable(case: CallCase) -> bool:
