@@ -373,6 +373,13 @@ class TestOneTestOneProcess:
         assert verdict.score == 0.0 and verdict.flags == ("tests_not_collected",)
         assert verdict.reason.startswith("the tests cannot be collected: ") and why in verdict.reason
 
+    def test_test_files_run_in_fresh_mode_too(self):
+        with CodeVerifier(limits=Limits(wall_s=20, test_wall_s=5), mode="fresh", workers=2) as fresh:
+            verdicts = fresh.score_many(
+                [(ADD, CodeTests("pytest", (PYTEST_FILE,))), (COUNTER, CodeTests("unittest", (UNITTEST_FILE,)))]
+            )
+        assert [v.score for v in verdicts] == [1.0, 1.0], verdicts
+
     def test_a_missing_name_fails_each_test_with_the_import_error(self, quick):
         verdict = quick("def plus(a, b):\n    return a + b\n", CodeTests("pytest", (PYTEST_FILE,)))
         assert verdict.score == 0.0
