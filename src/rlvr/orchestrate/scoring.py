@@ -55,7 +55,11 @@ def build_reward_fn(section: RewardSection, policy=None) -> RewardFn:
 VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
     "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.timeout_s},
     "format": lambda r: {"template": r.format_template, "strict": r.format_strict},
-    "code": lambda r: {"limits": Limits(wall_s=r.timeout_s), "workers": r.code_workers},
+    # code: timeout_s per sandbox run, i.e. per test; an answer's tests share wall_s
+    "code": lambda r: {
+        "limits": Limits(test_wall_s=r.timeout_s, wall_s=max(Limits.wall_s, r.timeout_s)),
+        "workers": r.code_workers,
+    },
     "instructions": lambda r: {"strict": r.instructions_strict},
     "exact": lambda r: {},
 }
