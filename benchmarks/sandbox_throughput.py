@@ -14,8 +14,12 @@ runs in flight at once:
 - warm:  rlvr's warm mode: one sandbox per worker, its interpreter forks each run into new
          pid, mount, network and IPC namespaces with a private scratch tmpfs and its own uid.
 
-Also "verify": `CodeVerifier` checks per second of a three-test assert-style answer (one run
-each: a checker process and a candidate process) in warm mode.
+Also "verify": `CodeVerifier` checks per second of a right answer to three tests, in warm
+mode, as an assert-style suite (three `check(candidate)` functions) and as a pytest file
+(three test functions), each in two modes: "per-test" (the verifier's: one sandbox run, with a
+checker and a candidate process, per test) and "whole-file" (`isolate_tests=False`: one run
+for all three, as before). "per-test overhead" is what each extra run costs an answer:
+(workers / per-test rate - workers / whole-file rate) / (tests - 1), in ms of a worker's time.
 
 The machine may be shared, so the modes take turns: each round runs every mode once (about a
 second each), a ratio is computed within each round, and medians over rounds are reported.
@@ -52,11 +56,21 @@ PROGRAMS = {
     ),
 }
 ANSWER = "def add(a, b):\n    return a + b\n"
-TESTS = CodeTests(
-    "assert",
-    tuple(f"def check(candidate):\n    assert candidate({i}, 1) == {i + 1}\n" for i in range(3)),
-    "add",
-)
+SUITES = {
+    "assert": CodeTests(
+        "assert",
+        tuple(f"def check(candidate):\n    assert candidate({i}, 1) == {i + 1}\n" for i in range(3)),
+        "add",
+    ),
+    "pytest": CodeTests(
+        "pytest",
+        (
+            "from solution import add\n"
+            + "".join(f"def test_{i}():\n    assert add({i}, 1) == {i + 1}\n" for i in range(3)),
+        ),
+    ),
+}
+TEST_COUNT = 3
 LIMITS = Limits(wall_s=20, cpu_s=20)
 
 
@@ -87,7 +101,10 @@ def measure(args: argparse.Namespace) -> dict:
     with (
         Sandbox(LIMITS, workers=args.workers, mode="fresh") as fresh,
         Sandbox(LIMITS, workers=args.workers, mode="warm") as warm,
-        CodeVerifier(limits=LIMITS, workers=args.workers, mode="warm") as verifier,
+        CodeVerifier(limits=LIMITS, workers=args.workers, mode="warm") as per_test,
+        CodeVerifier(
+            limits=LIMITS, workers=args.workers, mode="warm", isolate_tests=False
+        ) as whole_file,
     ):
         warm.map([Job.python("pass")] * args.workers)  # start the zygotes outside the timing
         for _ in range(args.rounds):
@@ -101,8 +118,12 @@ def measure(args: argparse.Namespace) -> dict:
                     rates.setdefault(f"{name}/{mode}", []).append(
                         rate(runner, args.runs, args.workers)
                     )
-            verify = lambda _: verifier(ANSWER, TESTS).score == 1.0  # noqa: E731
-            rates.setdefault("verify/warm", []).append(rate(verify, args.runs, args.workers))
+            for suite, tests in SUITES.items():
+                for mode, verifier in (("per-test", per_test), ("whole-file", whole_file)):
+                    verify = lambda _, v=verifier, t=tests: v(ANSWER, t).score == 1.0  # noqa: E731
+                    rates.setdefault(f"verify-{suite}/{mode}", []).append(
+                        rate(verify, args.runs, args.workers)
+                    )
         isolation = {"fresh": fresh.isolation.describe(), "warm": warm.isolation.describe()}
     return {"rates": rates, "isolation": isolation}
 
@@ -115,6 +136,13 @@ def summarize(measured: dict) -> dict[str, tuple[float, list[float]]]:
             rates[f"{name}: warm / {base}"] = [
                 w / b for w, b in zip(rates[f"{name}/warm"], rates[f"{name}/{base}"])
             ]
+    workers = measured["args"]["workers"]
+    for suite in SUITES:
+        per, whole = rates[f"verify-{suite}/per-test"], rates[f"verify-{suite}/whole-file"]
+        rates[f"verify-{suite}: per-test / whole-file"] = [p / w for p, w in zip(per, whole)]
+        rates[f"verify-{suite}: per-test overhead ms"] = [
+            1000 * (workers / p - workers / w) / (TEST_COUNT - 1) for p, w in zip(per, whole)
+        ]
     return {key: (statistics.median(values), values) for key, values in rates.items()}
 
 
@@ -133,21 +161,21 @@ def main() -> None:
     why_not = bwrap_unavailable()
     if why_not:
         sys.exit(f"bubblewrap cannot sandbox here: {why_not}")
-    measured = measure(args)
+    measured = {**measure(args), "args": vars(args)}
     summary = summarize(measured)
     print(
         f"{os.cpu_count()} CPUs, {platform.python_version()}, {args.workers} workers, "
         f"{args.runs} runs x {args.rounds} rounds per mode"
     )
     for key, (median, values) in summary.items():
-        unit = "x     " if ":" in key else "runs/s"
-        print(f"  {key:<26} {median:7.1f} {unit}  rounds: {' '.join(f'{v:.1f}' for v in values)}")
+        unit = "ms    " if key.endswith(" ms") else "x     " if ":" in key else "runs/s"
+        print(f"  {key:<42} {median:7.1f} {unit}  rounds: {' '.join(f'{v:.1f}' for v in values)}")
     for mode, text in measured["isolation"].items():
         print(f"  isolation, {mode}: {text}")
     if args.out:
         with open(args.out, "w") as handle:
             medians = {key: median for key, (median, _) in summary.items()}
-            json.dump({"medians": medians, **measured, "args": vars(args)}, handle, indent=2)
+            json.dump({"medians": medians, **measured}, handle, indent=2)
 
 
 if __name__ == "__main__":

@@ -68,8 +68,9 @@ def test_each_verifier_gets_its_own_settings():
     maths = build_reward_fn(load_config(None, ["reward.extract=['boxed']", "reward.math_timeout_s=0.5"]).reward)
     assert maths(response="the answer is 5", gold="5").score == 0.0 and maths(response="\\boxed{5}", gold="5").score == 1.0
     assert maths.timeout_s == 0.5
-    code = VERIFIER_OPTIONS["code"](load_config(None, ["reward.code_timeout_s=7", "reward.math_timeout_s=0.5"]).reward)
-    assert code["limits"].wall_s == 7.0  # the two limits are separate settings
+    code = VERIFIER_OPTIONS["code"](load_config(None, ["reward.code_timeout_s=7", "reward.math_timeout_s=0.5",
+                                                       "reward.code_test_timeout_s=3"]).reward)
+    assert (code["limits"].wall_s, code["limits"].test_wall_s) == (7.0, 3.0)  # separate settings
     with pytest.raises(ConfigError, match="reward: unknown answer extractor"):
         build_reward_fn(load_config(None, ["reward.extract=['nope']"]).reward)
 

@@ -1,5 +1,6 @@
 """The code verifier against the library's attack suite (rlvr.rewards.code_attacks): each
-attack scores its expected score (0, or 1/3 for the partial cheats), honest controls score 1.
+attack scores its expected score (0; 1/3 for the stateful answers to the contradictory suite;
+2/3 for the answer that hangs on the first test only), honest controls score 1.
 
 The suite is the one `rlvr audit code` runs; the attacks are listed once, in the library. All
 runs go in two parallel batches (attacks that hang under short limits, the rest under generous
@@ -11,7 +12,15 @@ from __future__ import annotations
 import pytest
 
 from rlvr.rewards.audit import audit_code, oracle_server
-from rlvr.rewards.code_attacks import ATTACKS, HONEST, PARTIAL, STYLES, code_attacks
+from rlvr.rewards.code_attacks import (
+    ATTACKS,
+    HONEST,
+    PARTIAL,
+    STYLES,
+    code_attacks,
+    counting_tests_for,
+)
+from rlvr.rewards.code_verifier import CodeVerifier
 from rlvr.rewards.sandbox import Limits, bwrap_unavailable
 
 WHY_NOT = bwrap_unavailable()
@@ -25,7 +34,8 @@ pytestmark = [
 def audited():
     """(name, style) -> Outcome for the whole code suite, and the oracle's connections."""
     with oracle_server() as (port, connections):
-        options = {"limits": Limits(wall_s=10, cpu_s=10, memory_mb=256, output_kb=256), "workers": 2}
+        limits = Limits(wall_s=10, test_wall_s=2, cpu_s=10, memory_mb=256, output_kb=256)
+        options = {"limits": limits, "workers": 2}
         outcomes = audit_code(code_attacks(port), options)
         yield {(o.attack.name, o.attack.variant): o for o in outcomes}, connections
 
@@ -36,7 +46,7 @@ def verdicts(audited):
 
 
 def test_the_suite_covers_every_attack_in_every_style(verdicts):
-    names = {*HONEST, *ATTACKS, *PARTIAL, "network", "leak", "leak_control"}
+    names = {*HONEST, *ATTACKS, *PARTIAL, "network", "leak", "leak_control", "hang_first"}
     assert {name for name, _ in verdicts} == names
     assert {style for _, style in verdicts} == set(STYLES)
 
@@ -60,12 +70,29 @@ def test_network_attack_never_reached_the_host(audited):
     assert audited[1] == []
 
 
-@pytest.mark.parametrize("style", ["call", "assert"])
+@pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("name", sorted(PARTIAL))
-def test_only_tests_that_really_ran_count(verdicts, name, style):
+def test_state_never_carries_from_test_to_test(verdicts, name, style):
     outcome = verdicts[(name, style)]
-    assert outcome.score == pytest.approx(1 / 3), outcome  # the first of three tests, honestly
-    assert outcome.status == "ok"  # 1/3 is what it earned, not a hack
+    assert outcome.score == pytest.approx(1 / 3), outcome  # count() == 1: the first test only
+    assert outcome.status == "ok"  # 1/3 is what a fresh process per test earns, not a hack
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_hang_in_the_first_test_costs_only_that_test(verdicts, style):
+    outcome = verdicts[("hang_first", style)]
+    assert outcome.score == pytest.approx(2 / 3), outcome
+    assert outcome.reason.startswith("2/3 tests passed; test 0:") and "timeout" in outcome.flags
+
+
+@pytest.mark.parametrize("name", ["state_in_memory", "state_in_files", "state_in_a_process"])
+def test_the_stateful_answers_win_where_tests_share_a_process(name):
+    """The control of the isolation: in the old whole-file mode each stateful answer passes
+    all three contradictory tests, so 1/3 above is the isolation's doing, not a weak attack."""
+    styles = ["call", "assert", "pytest", "unittest"]
+    with CodeVerifier(limits=Limits(wall_s=10), workers=2, isolate_tests=False) as shared:
+        verdicts = shared.score_many([(PARTIAL[name], counting_tests_for(s)) for s in styles])
+    assert [v.score for v in verdicts] == [1.0] * len(styles), verdicts
 
 
 @pytest.mark.parametrize("style", STYLES)

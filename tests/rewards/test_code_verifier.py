@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -51,6 +52,11 @@ def test_code_tests_parse_each_style_from_json():
     assert call.tests == (CallCase((1,), [2]),)
     stdio = CodeTests.parse('{"style": "stdio", "tests": [{"stdin": "1", "stdout": "2"}]}')
     assert stdio.tests == (IOCase("1", "2"),)
+    # APPS's input_output form (Hendrycks et al. 2021)
+    apps = CodeTests.parse('{"style": "stdio", "inputs": ["1", "3"], "outputs": ["2", "4"]}')
+    assert apps.tests == (IOCase("1", "2"), IOCase("3", "4"))
+    pytest_file = CodeTests.parse('{"style": "pytest", "tests": ["def test_x(): pass"]}')
+    assert pytest_file.tests == ("def test_x(): pass",) and pytest_file.entry_point == ""
     asserts = CodeTests.parse(
         json.dumps(
             {
@@ -72,6 +78,8 @@ def test_code_tests_parse_each_style_from_json():
         ('{"style": "fuzz", "tests": ["x"]}', "unknown code test style 'fuzz'"),
         ('{"style": "call", "tests": [{"args": [], "expected": 1}]}', "needs entry_point"),
         ('{"style": "assert", "entry_point": "f", "tests": []}', "at least one test"),
+        ('{"style": "stdio", "inputs": ["1"], "outputs": []}', "two lists of one length"),
+        ('{"style": "pytest", "tests": ["a", "b"]}', "has one test file; got 2"),
     ],
 )
 def test_malformed_specs_are_named(gold, message):
@@ -261,8 +269,126 @@ def test_humaneval_reference_solutions_pass_and_broken_ones_fail():
         prompt = problem["prompt"]
         return CodeTests("assert", (problem["test"],), problem["entry_point"], prompt, prompt)
 
-    with CodeVerifier(limits=Limits(wall_s=30, cpu_s=20), extract="raw") as made:
+    with CodeVerifier(limits=Limits(wall_s=30, test_wall_s=30, cpu_s=20), extract="raw") as made:
         good = made.score_many([(p["canonical_solution"], tests(p)) for p in problems])
         broken = made.score_many([("    return None\n", tests(p)) for p in problems])
     assert [v.score for v in good] == [1.0] * len(problems)
     assert [v.score for v in broken] == [0.0] * len(problems)
+
+
+# --- one test, one process; test files -----------------------------------------------------
+
+PYTEST_FILE = """
+import pytest
+from solution import add
+
+def test_small():
+    assert add(1, 2) == 3
+
+@pytest.mark.parametrize("a, b, total", [(2, 2, 4), (5, -5, 0)])
+def test_table(a, b, total):
+    assert add(a, b) == total
+
+class TestErrors:
+    def test_type(self):
+        with pytest.raises(TypeError):
+            add(1, "x")
+"""
+UNITTEST_FILE = """
+import unittest
+from solution import add
+
+class AddCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pair = (1, 2, 3)
+
+    def test_pair(self):
+        a, b, total = self.pair
+        self.assertEqual(add(a, b), total)
+
+    def test_type(self):
+        self.assertRaises(TypeError, add, 1, "x")
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+HANG_ON_ONE = "import time\ndef add(a, b):\n    if (a, b) == (1, 2):\n        time.sleep(60)\n    return a + b\n"
+COUNTER = "CALLS = []\ndef add(a, b):\n    CALLS.append(1)\n    return a + b if len(CALLS) == 1 else 0\n"
+
+
+@pytest.fixture(scope="module")
+def quick():
+    """A verifier whose tests each get 1.5 s of a 10 s budget."""
+    with CodeVerifier(limits=Limits(wall_s=10, test_wall_s=1.5), workers=2) as made:
+        yield made
+
+
+@pytest.mark.sandbox
+@skip_without_bwrap
+class TestOneTestOneProcess:
+    @pytest.mark.parametrize(("style", "text", "count"), [("pytest", PYTEST_FILE, 4), ("unittest", UNITTEST_FILE, 2)])
+    def test_test_files_count_each_test(self, quick, style, text, count):
+        tests = CodeTests(style, (text,))
+        assert quick(ADD, tests) == Verdict(1.0, f"{count}/{count} tests passed")
+        wrong = quick("def add(a, b):\n    return 3\n", tests)  # right for (1, 2) only
+        assert wrong.score == pytest.approx(1 / count), wrong
+        # a fresh process per test: an answer right only on its first call is right every time
+        assert quick(COUNTER, tests).score == 1.0
+
+    @pytest.mark.parametrize("style", ["call", "assert", "pytest", "unittest"])
+    def test_a_hang_in_the_first_test_costs_only_that_test(self, quick, style):
+        tests = {"call": CALL3, "assert": ASSERT3, "pytest": CodeTests("pytest", (PYTEST_FILE,)),
+                 "unittest": CodeTests("unittest", (UNITTEST_FILE,))}[style]  # fmt: skip
+        verdict = quick(HANG_ON_ONE, tests)
+        total = 2 if style == "unittest" else 3 if style != "pytest" else 4
+        passed = total - 1
+        assert verdict.score == pytest.approx(passed / total), verdict
+        assert "test 0: no result: timed out after 1." in verdict.reason
+        assert {"timeout", "tests_not_run"} <= set(verdict.flags)
+
+    def test_the_answer_budget_still_bounds_all_its_tests(self):
+        five = CodeTests("call", tuple(CallCase((i, 0), i) for i in range(5)), "add")
+        with CodeVerifier(limits=Limits(wall_s=2, test_wall_s=1), workers=1) as tight:
+            tight(ADD, five)  # the warm sandbox starts outside the timing
+            start = time.monotonic()
+            verdict = tight("import time\ndef add(a, b):\n    time.sleep(60)\n", five)
+            elapsed = time.monotonic() - start
+        # five hangs of 1 s each, but the answer has 2 s: the last tests are not run at all
+        assert elapsed < 3.5, elapsed
+        assert verdict.score == 0.0 and {"timeout", "tests_not_run"} <= set(verdict.flags)
+
+    @pytest.mark.parametrize(
+        ("text", "why"),
+        [
+            ("def test_x(:\n", "the test file failed to load: SyntaxError"),
+            ("import numpy\ndef test_x():\n    pass\n", "No module named 'numpy'"),
+            ("from solution import add\nEXPECTED = add(1, 2)\ndef test_x():\n    pass\n",
+             "no candidate runs while the tests are collected"),
+            ("def helper():\n    pass\n", "the file defines no tests"),
+        ],
+    )
+    def test_a_file_whose_tests_cannot_be_collected_scores_zero_and_says_why(self, quick, text, why):
+        verdict = quick(ADD, CodeTests("pytest", (text,)))
+        assert verdict.score == 0.0 and verdict.flags == ("tests_not_collected",)
+        assert verdict.reason.startswith("the tests cannot be collected: ") and why in verdict.reason
+
+    def test_test_files_run_in_fresh_mode_too(self):
+        with CodeVerifier(limits=Limits(wall_s=20, test_wall_s=5), mode="fresh", workers=2) as fresh:
+            verdicts = fresh.score_many(
+                [(ADD, CodeTests("pytest", (PYTEST_FILE,))), (COUNTER, CodeTests("unittest", (UNITTEST_FILE,)))]
+            )
+        assert [v.score for v in verdicts] == [1.0, 1.0], verdicts
+
+    def test_a_missing_name_fails_each_test_with_the_import_error(self, quick):
+        verdict = quick("def plus(a, b):\n    return a + b\n", CodeTests("pytest", (PYTEST_FILE,)))
+        assert verdict.score == 0.0
+        assert "ImportError: cannot import name 'add' from 'solution'" in verdict.reason
+
+
+CALL3 = CodeTests("call", (CallCase((1, 2), 3), CallCase((2, 2), 4), CallCase((0, 5), 5)), "add")
+ASSERT3 = CodeTests(
+    "assert",
+    tuple(f"def check(candidate):\n    assert candidate({a}, {b}) == {a + b}\n" for a, b in ((1, 2), (2, 2), (0, 5))),
+    "add",
+)

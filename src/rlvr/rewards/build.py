@@ -22,7 +22,8 @@ from rlvr.rewards.templates import TemplateVerifier
 VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
     "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.math_timeout_s},
     "format": lambda r: {"template": r.template, "strict": r.format_strict},
-    "code": lambda r: {"limits": Limits(wall_s=r.code_timeout_s), "workers": r.code_workers},
+    "code": lambda r: {"limits": Limits(wall_s=r.code_timeout_s, test_wall_s=r.code_test_timeout_s),
+                       "workers": r.code_workers},
     "instructions": lambda r: {"strict": r.instructions_strict},
     # with a template the committed answer is the whole of what exact compares
     "exact": lambda r: {"case_sensitive": r.exact_case_sensitive, "whole_response": r.template != "none"},

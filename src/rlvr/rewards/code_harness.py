@@ -195,37 +195,35 @@ def mode_call(job) -> int:
 # --- mode "check": assert-style tests in a separate checker process ---------------------------
 
 
-class CandidateProxy:
-    """Stands in for the candidate function inside the checker: forwards each call, by value.
+class Channel:
+    """The checker's end of the socket to the candidate: one request, then its reply.
 
-    Returns decoded plain data; re-raises the candidate's exception as the builtin exception
-    of the same name when there is one (so that tests expecting `ValueError` still work),
-    else as `CandidateError`. After one failed exchange every later call fails at once.
+    After one failed exchange (the candidate died, hung past `timeout_s`, or answered out of
+    turn) `broken` says why and every later request fails at once: a test during which the
+    channel broke never counts as passed, whatever the test code did with the exception.
     """
 
-    def __init__(self, fd: int, name: str, timeout_s: float):
-        self.fd, self.__name__, self.timeout_s = fd, name, timeout_s
+    def __init__(self, fd: int, timeout_s: float):
+        self.fd, self.timeout_s = fd, timeout_s
         self.seq, self.broken = 0, None
 
-    def __call__(self, *args, **kwargs):
+    def ask(self, request: dict) -> dict:
         if self.broken:
             raise CandidateFailed(self.broken)
         self.seq += 1
-        send_message(
-            self.fd,
-            {"seq": self.seq, "args": encode_value(list(args)), "kwargs": encode_value(kwargs)},
-        )
         try:
+            send_message(self.fd, {**request, "seq": self.seq})
             reply = self._reply()
+        except OSError as error:  # the candidate's end is gone
+            self.broken = f"the candidate process is gone ({type(error).__name__})"
+            raise CandidateFailed(self.broken) from None
         except CandidateFailed as error:
             self.broken = str(error)
             raise
         if reply.get("raised") == "CandidateNotLoaded":
             self.broken = str(reply.get("message", ""))[:300]
             raise CandidateNotLoaded(self.broken)
-        if "raised" in reply:
-            raise _rebuild_exception(str(reply["raised"]), str(reply.get("message", "")))
-        return decode_value(reply.get("value"))
+        return reply
 
     def _reply(self) -> dict:
         import select
@@ -237,6 +235,37 @@ class CandidateProxy:
         if reply.get("seq") != self.seq:
             raise CandidateFailed("answer out of turn")
         return reply
+
+
+class CandidateProxy:
+    """Stands in for one candidate function inside the checker: forwards each call, by value.
+
+    Returns decoded plain data; re-raises the candidate's exception as the builtin exception
+    of the same name when there is one (so that tests expecting `ValueError` still work),
+    else as `CandidateError`. With no channel (collection, where no candidate runs) a call
+    fails with CandidateFailed.
+    """
+
+    def __init__(self, channel, name: str):
+        self.channel, self.__name__ = channel, name
+
+    def __call__(self, *args, **kwargs):
+        if self.channel is None:
+            raise CandidateFailed("no candidate runs while the tests are collected")
+        reply = self.channel.ask(
+            {
+                "op": "call",
+                "name": self.__name__,
+                "args": encode_value(list(args)),
+                "kwargs": encode_value(kwargs),
+            }
+        )
+        if "raised" in reply:
+            raise _rebuild_exception(str(reply["raised"]), str(reply.get("message", "")))
+        return decode_value(reply.get("value"))
+
+    def __repr__(self) -> str:
+        return f"<candidate function {self.__name__}>"
 
 
 def _rebuild_exception(name: str, message: str) -> Exception:
@@ -264,21 +293,34 @@ def run_one_test(source: str, helpers: str, entry: str, proxy) -> tuple:
     except CandidateFailed as error:
         return False, describe(error), False
     except BaseException as error:  # any way out but a normal return is a failed test
-        return False, describe(error), True
-    return True, "passed", True
+        return _unless_broken(proxy.channel, False, describe(error))
+    return _unless_broken(proxy.channel, True, "passed")
 
 
-def run_checks(job, fd: int) -> int:
-    """Checker role: read the tests from fd 5, run each, one record per test on fd 4."""
+def _unless_broken(channel, passed: bool, detail: str) -> tuple:
+    """(passed, detail, ran), except that a test during which the candidate stopped answering
+    never passed, even if the test code caught the CandidateFailed it raised."""
+    if channel is not None and channel.broken:
+        return False, f"the candidate stopped answering: {channel.broken}"[:300], False
+    return passed, detail, True
+
+
+def read_secret() -> dict:
+    """Checker role: the tests, from fd 5 (which only the checker holds)."""
     import json
 
     chunks = []
     while chunk := os.read(5, 1 << 16):
         chunks.append(chunk)
-    secret = json.loads(b"".join(chunks))
     os.close(5)
+    return json.loads(b"".join(chunks))
+
+
+def run_checks(job, fd: int) -> int:
+    """Checker role: read the tests from fd 5, run each, one record per test on fd 4."""
+    secret = read_secret()
     header = job.header
-    proxy = CandidateProxy(fd, header["entry_point"], header["call_timeout_s"])
+    proxy = CandidateProxy(Channel(fd, header["call_timeout_s"]), header["entry_point"])
     for index, source in enumerate(secret["tests"]):
         passed, detail, ran = run_one_test(source, secret["helpers"], header["entry_point"], proxy)
         write_record({"test": index, "passed": passed, "detail": detail, "ran": ran})
@@ -286,9 +328,13 @@ def run_checks(job, fd: int) -> int:
 
 
 def serve_calls(job, fd: int) -> int:
-    """Candidate role: load the program, then answer the checker's calls until it hangs up."""
-    namespace, error = job.load_module(job.header["code"], "candidate")
-    function = namespace.get(job.header["entry_point"])
+    """Candidate role: load the program, then answer the checker's requests until it hangs up.
+
+    Requests: {"op": "call", "name", "args", "kwargs"} calls a top-level function of the
+    program; {"op": "get", "name"} says whether a top-level name is a function (the checker
+    then makes a proxy for it) or gives its value as plain data ("__all__": the public names).
+    """
+    namespace, error = job.load_module(job.header["code"], job.header.get("module", "candidate"))
     while True:
         try:
             request = receive_message(fd)
@@ -298,16 +344,46 @@ def serve_calls(job, fd: int) -> int:
         try:
             if error is not None:
                 raise CandidateNotLoaded(f"the program failed to load: {describe(error)}")
-            if not callable(function):
-                raise NameError(f"{job.header['entry_point']!r} is not defined as a function")
-            value = function(*decode_value(request["args"]), **decode_value(request["kwargs"]))
-            reply["value"] = encode_value(value)
+            reply.update(answer_request(namespace, request))
         except BaseException as raised:  # SystemExit, SkipTest, ...: the checker sees a raise
             reply.update(raised=type(raised).__name__, message=str(raised)[:300])
         send_message(fd, reply)
 
 
-def mode_check(job) -> int:
+def _exported(value) -> bool:
+    """Does `from solution import *` (without `__all__`) bring this value across: a function
+    (as a proxy) or plain data? Modules and other objects stay behind."""
+    if callable(value):
+        return True
+    try:
+        encode_value(value)
+    except (TypeError, RecursionError):
+        return False
+    return True
+
+
+def answer_request(namespace: dict, request: dict) -> dict:
+    """Candidate role: the reply to one call or name look-up (may raise: a raise is a reply)."""
+    name = request.get("name")
+    if type(name) is not str or not name.isidentifier():
+        raise NameError("the checker asked for a name that is not an identifier")
+    if request.get("op") == "get" and name == "__all__":
+        names = namespace.get("__all__")
+        if type(names) not in (list, tuple) or any(type(n) is not str for n in names):
+            names = [n for n, v in namespace.items() if n[0] != "_" and _exported(v)]
+        return {"value": encode_value(list(names))}
+    if name not in namespace:
+        raise NameError(f"{name!r} is not defined")
+    value = namespace[name]
+    if request.get("op") == "get":
+        return {"callable": True} if callable(value) else {"value": encode_value(value)}
+    if not callable(value):
+        raise NameError(f"{name!r} is not defined as a function")
+    args, kwargs = decode_value(request["args"]), decode_value(request["kwargs"])
+    return {"value": encode_value(value(*args, **kwargs))}
+
+
+def start_checked(job, checker) -> int:
     """Fork the checker first (it alone keeps fds 4 and 5), then the candidate.
 
     The job ends when the checker does; the namespace's teardown then kills the candidate.
@@ -316,12 +392,17 @@ def mode_check(job) -> int:
     import socket
 
     checker_fd, candidate_fd = (end.detach() for end in socket.socketpair())
-    checker = job.spawn("checker", lambda: run_checks(job, checker_fd), keep=(4, 5, checker_fd))
+    pid = job.spawn("checker", lambda: checker(job, checker_fd), keep=(4, 5, checker_fd))
     for fd in (4, 5, checker_fd):
         os.close(fd)
     job.spawn("candidate", lambda: serve_calls(job, candidate_fd), keep=(candidate_fd,))
     os.close(candidate_fd)
-    return job.wait(checker)
+    return job.wait(pid)
+
+
+def mode_check(job) -> int:
+    """Assert-style tests: `run_checks` in the checker, the program in the candidate."""
+    return start_checked(job, run_checks)
 
 
 HARNESS_MODES = {"call": mode_call, "check": mode_check}

@@ -1,11 +1,17 @@
 """The tests a code answer is checked against, and how outputs are compared (in the parent).
 
-Three styles, one `CodeTests` value each:
+Five styles, one `CodeTests` value each:
 
     {"style": "assert", "entry_point": "add",
      "tests": ["def check(candidate):\\n    assert candidate(1, 2) == 3"]}
     {"style": "call", "entry_point": "add", "tests": [{"args": [1, 2], "expected": 3}]}
     {"style": "stdio", "tests": [{"stdin": "1 2\\n", "stdout": "3\\n"}]}
+    {"style": "stdio", "inputs": ["1 2\\n"], "outputs": ["3\\n"]}   (APPS's input_output)
+    {"style": "pytest", "tests": ["from solution import add\\ndef test_add():\\n    assert ..."]}
+    {"style": "unittest", "tests": ["import unittest\\nfrom solution import add\\nclass ..."]}
+
+The pytest and unittest styles take one test file, as written; its tests are collected from it
+(`code_modules.py`), and the answer is module `solution`.
 
 Optional keys: "program_prefix" (code put before the answer, e.g. a HumanEval prompt whose
 completion is the answer) and "test_helpers" (trusted code run before each assert-style test,
@@ -23,7 +29,8 @@ from typing import Any
 from rlvr.errors import RewardError
 from rlvr.rewards.code_harness import encode_value
 
-STYLES = ("assert", "call", "stdio")
+STYLES = ("assert", "call", "stdio", "pytest", "unittest")
+MODULE_STYLES = ("pytest", "unittest")  # one test file; its tests are collected from it
 COMPARISONS = ("lines", "tokens", "exact")
 
 
@@ -49,8 +56,9 @@ class CodeTests:
     """The tests of one code task; see the module docstring for the JSON form.
 
     Attributes:
-        style: "assert" (`check(candidate)` functions), "call" (cases) or "stdio" (cases).
-        tests: assert-style sources, or `CallCase`s, or `IOCase`s, by style.
+        style: "assert" (`check(candidate)` functions), "call" (cases), "stdio" (cases),
+            "pytest" or "unittest" (one test file that imports from `solution`).
+        tests: assert-style sources, `CallCase`s, `IOCase`s, or the test file's text, by style.
         entry_point: the function under test (styles "assert" and "call").
         program_prefix: code placed before the answer in the program that runs.
         test_helpers: trusted code run before each assert-style test, in the checker.
@@ -67,11 +75,13 @@ class CodeTests:
             raise RewardError(f"unknown code test style {self.style!r}; expected one of {STYLES}")
         if not self.tests:
             raise RewardError(f"a {self.style} code task needs at least one test")
-        if self.style != "stdio" and not self.entry_point.isidentifier():
+        if self.style in MODULE_STYLES and len(self.tests) != 1:
+            raise RewardError(f"a {self.style} code task has one test file; got {len(self.tests)}")
+        if self.style in ("assert", "call") and not self.entry_point.isidentifier():
             raise RewardError(
                 f"style {self.style!r} needs entry_point, a function name; got {self.entry_point!r}"
             )
-        kind = {"assert": str, "call": CallCase, "stdio": IOCase}[self.style]
+        kind = {"call": CallCase, "stdio": IOCase}.get(self.style, str)
         wrong = [i for i, test in enumerate(self.tests) if not isinstance(test, kind)]
         if not wrong and self.style == "call":
             wrong = [i for i, test in enumerate(self.tests) if not _passable(test)]
@@ -88,7 +98,7 @@ class CodeTests:
             return gold
         try:
             spec = json.loads(gold)
-            style, tests = spec["style"], spec["tests"]
+            style, tests = spec["style"], _io_pairs(spec) or spec["tests"]
             extra = {
                 k: spec[k] for k in ("entry_point", "program_prefix", "test_helpers") if k in spec
             }
@@ -97,6 +107,16 @@ class CodeTests:
             raise RewardError(
                 f"malformed code tests ({type(error).__name__}: {error}) in {gold[:120]!r}"
             ) from None
+
+
+def _io_pairs(spec: dict) -> list | None:
+    """stdio cases given as APPS's `input_output` does: {"inputs": [...], "outputs": [...]}."""
+    if spec.get("style") != "stdio" or "tests" in spec or "inputs" not in spec:
+        return None
+    inputs, outputs = spec["inputs"], spec["outputs"]
+    if type(inputs) is not list or type(outputs) is not list or len(inputs) != len(outputs):
+        raise ValueError("stdio 'inputs' and 'outputs' must be two lists of one length")
+    return [{"stdin": i, "stdout": o} for i, o in zip(inputs, outputs)]
 
 
 def _passable(case: CallCase) -> bool:
@@ -114,7 +134,7 @@ def _test_from_json(style: str, test: Any) -> Any:
     if style == "stdio":
         return IOCase(str(test["stdin"]), str(test["stdout"]))
     if not isinstance(test, str):
-        raise TypeError(f"an assert-style test is a source string, got {type(test).__name__}")
+        raise TypeError(f"a {style} test is source text, got {type(test).__name__}")
     return test
 
 

@@ -6,6 +6,13 @@ finds the returned value or printed output equal to the expected one (call and s
 the expected values never enter the sandbox). Exit codes, exceptions, printed runner output
 and missing records never count. See `code_harness.py` for the argument in full and
 docs/reward-hacks.md for the attacks this stops.
+
+One test, one process: each test is its own sandbox run (a fresh candidate process, scratch
+and namespaces), so nothing the answer keeps in memory, files or processes reaches the next
+test; an answer's tests run in turn, each stopped at `Limits.test_wall_s`, all together at
+`Limits.wall_s` (`Sandbox.run_in_turn`), so a hang costs only its own test while the
+answer's budget lasts. Test files (pytest, unittest styles) are first collected, once per
+file, with no candidate at all: their list of tests is the denominator of the score.
 """
 
 from __future__ import annotations
@@ -13,11 +20,19 @@ from __future__ import annotations
 import json
 import re
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
-from rlvr.rewards.code_harness import decode_value, encode_value
-from rlvr.rewards.code_tests import COMPARISONS, CodeTests, outputs_match, values_match
+from rlvr.rewards.code_harness import encode_value
+from rlvr.rewards.code_outcomes import (
+    Outcome,
+    call_outcomes,
+    check_outcomes,
+    read_collection,
+    read_records,  # noqa: F401  (part of this module's interface)
+    verdict_from,
+)
+from rlvr.rewards.code_tests import COMPARISONS, MODULE_STYLES, CodeTests, outputs_match
 from rlvr.rewards.sandbox import Execution, Job, Limits, Sandbox
 from rlvr.rewards.verdict import Verdict
 
@@ -54,8 +69,13 @@ class CodeVerifier:
                  '"tests": [{"args": [1, 2], "expected": 3}]}')
         # Verdict(score=1.0, reason='1/1 tests passed', flags=())
 
+    `isolate_tests=False` is the old whole-file mode (one process for all of an answer's
+    tests, under `wall_s` alone): a stateful answer then carries state from test to test, and
+    a hang takes the tests after it. It is kept to measure against; do not train with it.
+
     Flags: "no_code", "tests_not_run" (some test left no result), "timeout", "output_limit",
-    "tampered" (malformed or repeated records), "sandbox_error" (the sandbox failed, not the code).
+    "tampered" (malformed or repeated records), "sandbox_error" (the sandbox failed, not the
+    code), "tests_not_collected" (the test file gives no tests to run: score 0 for every answer).
     """
 
     def __init__(
@@ -72,6 +92,7 @@ class CodeVerifier:
         rel_tol: float = 1e-6,
         abs_tol: float = 1e-9,
         max_chars: int = 100_000,
+        isolate_tests: bool = True,
     ):
         if extract not in EXTRACTORS or comparison not in COMPARISONS:
             raise ValueError(
@@ -89,24 +110,23 @@ class CodeVerifier:
             self._finalizer = weakref.finalize(self, sandbox.close)
         self.sandbox, self.extract, self.comparison = sandbox, extract, comparison
         self.rel_tol, self.abs_tol, self.max_chars = rel_tol, abs_tol, max_chars
+        self.isolate_tests = isolate_tests
+        self._collected: dict[tuple[str, str], tuple[str, ...] | str] = {}
 
     def __call__(self, *, response: str, gold: "str | CodeTests") -> Verdict:
         """Check one answer; see the class docstring."""
         return self.score_many([(response, gold)])[0]
 
     def score_many(self, pairs: Sequence[tuple[str, "str | CodeTests"]]) -> list[Verdict]:
-        """Check many answers, all their runs in parallel on the sandbox pool."""
-        plans = [self._plan(response, CodeTests.parse(gold)) for response, gold in pairs]
-        jobs = [job for plan in plans if not isinstance(plan, Verdict) for job in plan[1]]
-        runs = iter(self.sandbox.map(jobs))
-        verdicts = []
-        for plan in plans:
-            if isinstance(plan, Verdict):
-                verdicts.append(plan)
-                continue
-            tests, jobs_of_plan = plan
-            verdicts.append(self._judge(tests, [next(runs) for _ in jobs_of_plan]))
-        return verdicts
+        """Check many answers: each answer's tests in turn, the answers in parallel on the pool."""
+        parsed = [(response, CodeTests.parse(gold)) for response, gold in pairs]
+        self._collect([tests for _, tests in parsed if tests.style in MODULE_STYLES])
+        plans = [self._plan(response, tests) for response, tests in parsed]
+        sequences = [plan.jobs for plan in plans if isinstance(plan, Plan)]
+        runs = iter(self.sandbox.map_in_turn(sequences))
+        return [
+            plan if isinstance(plan, Verdict) else self._judge(plan, next(runs)) for plan in plans
+        ]
 
     def close(self) -> None:
         """Stop the sandbox this verifier made (a given sandbox is left to its owner)."""
@@ -119,26 +139,58 @@ class CodeVerifier:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _plan(self, response: str, tests: CodeTests) -> Verdict | tuple[CodeTests, list[Job]]:
-        """The jobs that check `response`, or a Verdict when there is nothing to run."""
+    def _collect(self, suites: list[CodeTests]) -> None:
+        """Collect each test file not yet seen, all in parallel, with no candidate (see
+        `code_items.py`); keep the test ids, or why there are none."""
+        keys = dict.fromkeys((t.style, t.tests[0]) for t in suites)
+        todo = [key for key in keys if key not in self._collected]
+        jobs = [
+            Job({"mode": "collect", "style": style}, secret=json.dumps({"module": text}).encode())
+            for style, text in todo
+        ]
+        for key, run in zip(todo, self.sandbox.map(jobs)):
+            found = read_collection(run)
+            if found is None:  # the sandbox failed: say so for this batch, try again next time
+                self._collected.pop(key, None)
+                found = f"the collection run failed: {run.error}"
+            elif len(self._collected) >= COLLECTED_KEPT:
+                self._collected.pop(next(iter(self._collected)))
+            self._collected[key] = found
+
+    def _plan(self, response: str, tests: CodeTests) -> Verdict | "Plan":
+        """The runs that check `response`, or a Verdict when there is nothing to run."""
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)", ("no_code",))
         code = extract_code(response, self.extract)
         if not code.strip():
             return Verdict(0.0, "no code found", ("no_code",))
-        return tests, build_jobs(tests, tests.program_prefix + code, self.sandbox.limits.wall_s)
+        ids = self._collected[(tests.style, tests.tests[0])] if tests.style in MODULE_STYLES else ()
+        if isinstance(ids, str):
+            return Verdict(0.0, f"the tests cannot be collected: {ids}", ("tests_not_collected",))
+        program = tests.program_prefix + code
+        return plan_runs(tests, program, self.sandbox.limits, ids, self.isolate_tests)
 
-    def _judge(self, tests: CodeTests, runs: list[Execution]) -> Verdict:
+    def _judge(self, plan: "Plan", runs: list[Execution | None]) -> Verdict:
+        outcomes: list[Outcome] = [(None, "")] * plan.count
         tampered = False
+        for group, run in zip(plan.groups, runs):
+            if run is None:
+                budget = self.sandbox.limits.wall_s
+                found = [(None, f"not run: the answer's {budget} s (wall_s) were spent")] * len(group)
+            else:
+                found, tampered_here = self._outcomes(plan.tests, group, run)
+                tampered = tampered or tampered_here
+            for index, outcome in zip(group, found):
+                outcomes[index] = outcome
+        return verdict_from(outcomes, [run for run in runs if run is not None], tampered)
+
+    def _outcomes(self, tests: CodeTests, group: tuple[int, ...], run: Execution):
         if tests.style == "stdio":
-            outcomes = [
-                self._stdio_outcome(case.stdout, run) for case, run in zip(tests.tests, runs)
-            ]
-        elif tests.style == "call":
-            outcomes, tampered = call_outcomes(tests, runs[0], self.rel_tol, self.abs_tol)
-        else:
-            outcomes, tampered = check_outcomes(len(tests.tests), runs[0])
-        return verdict_from(outcomes, runs, tampered)
+            return [self._stdio_outcome(tests.tests[i].stdout, run) for i in group], False
+        if tests.style == "call":
+            cases = [tests.tests[i] for i in group]
+            return call_outcomes(cases, run, self.rel_tol, self.abs_tol)
+        return check_outcomes(len(group), run)
 
     def _stdio_outcome(self, expected: str, run: Execution) -> tuple[bool | None, str]:
         if run.error is not None or run.timed_out or run.output_limited:
@@ -150,129 +202,50 @@ class CodeVerifier:
         return False, "wrong output"
 
 
-def build_jobs(tests: CodeTests, program: str, call_timeout_s: float) -> list[Job]:
-    """The sandbox jobs for one answer: one per stdio case, else one for all its tests."""
+COLLECTED_KEPT = 4096  # test files whose collection is remembered (a GRPO group shares one)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The runs of one answer: `jobs[k]` runs the tests numbered `groups[k]` (one each, unless
+    `isolate_tests` is off); `count` tests in all."""
+
+    tests: CodeTests
+    count: int
+    groups: list[tuple[int, ...]]
+    jobs: list[Job]
+
+
+def plan_runs(
+    tests: CodeTests, program: str, limits: Limits, ids: tuple[str, ...], isolate_tests: bool = True
+) -> Plan:
+    """One sandbox job per test (per stdio case, call case, check function or collected test
+    id); with `isolate_tests=False`, one job for all of them (stdio: always one per case)."""
+    count = len(ids) if tests.style in MODULE_STYLES else len(tests.tests)
+    if tests.style == "stdio" or isolate_tests:
+        groups = [(index,) for index in range(count)]
+        wall_s = None  # each test: test_wall_s, within the answer's wall_s
+    else:
+        groups, wall_s = [tuple(range(count))], limits.wall_s
+    call_timeout_s = min(limits.test_wall_s, limits.wall_s) if wall_s is None else limits.wall_s
+    header = {"code": program, "entry_point": tests.entry_point, "call_timeout_s": call_timeout_s}
+    jobs = [_job(tests, header, group, ids, wall_s) for group in groups]
+    return Plan(tests, count, groups, jobs)
+
+
+def _job(tests: CodeTests, header: dict, group: tuple[int, ...], ids, wall_s) -> Job:
     if tests.style == "stdio":
-        return [Job.python(program, case.stdin.encode()) for case in tests.tests]
-    header = {"code": program, "entry_point": tests.entry_point}
+        return Job.python(header["code"], tests.tests[group[0]].stdin.encode())
     if tests.style == "call":
         cases = [
             {"args": encode_value(list(c.args)), "kwargs": encode_value(dict(c.kwargs))}
-            for c in tests.tests
+            for c in (tests.tests[i] for i in group)
         ]
-        return [Job({**header, "mode": "call", "cases": cases})]
-    secret = json.dumps({"tests": list(tests.tests), "helpers": tests.test_helpers}).encode()
-    return [Job({**header, "mode": "check", "call_timeout_s": call_timeout_s}, secret=secret)]
-
-
-@dataclass
-class Records:
-    """What the results channel said: one record per test index, and what was wrong with it.
-
-    Attributes:
-        by_index: the record of each test that has exactly one.
-        tampered: some line was not a record, named no valid test, or repeated one (when two
-            records claim one test, neither is believed).
-        load_error: the program failed before any test (call style), in its own words.
-    """
-
-    by_index: dict[int, dict] = field(default_factory=dict)
-    tampered: bool = False
-    load_error: str | None = None
-
-
-def read_records(results: bytes, key: str, count: int) -> Records:
-    """Parse the results channel: JSON lines, each naming its test by `key` (0 .. count-1)."""
-    found, repeated = Records(), set()
-    for line in results.decode(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            record = None
-        if type(record) is dict and "load_error" in record:
-            found.load_error = str(record["load_error"])[:200]
-            continue
-        index = record.get(key) if type(record) is dict else None
-        if type(index) is not int or not 0 <= index < count:
-            found.tampered = True
-            continue
-        if index in found.by_index:
-            repeated.add(index)
-        found.by_index[index] = record
-    for index in repeated:
-        del found.by_index[index]
-    found.tampered = found.tampered or bool(repeated)
-    return found
-
-
-Outcome = tuple["bool | None", str]  # passed (None: never ran), detail
-
-
-def call_outcomes(
-    tests: CodeTests, run: Execution, rel_tol: float, abs_tol: float
-) -> tuple[list[Outcome], bool]:
-    """Compare each returned value (decoded here, strictly) with its expected value."""
-    records = read_records(run.results, "case", len(tests.tests))
-    outcomes: list[Outcome] = []
-    for index, case in enumerate(tests.tests):
-        record = records.by_index.get(index)
-        if record is None:
-            why = (
-                f"the program failed to load: {records.load_error}"
-                if records.load_error
-                else "no result"
-            )
-            outcomes.append((None, why))
-        elif "value" not in record:
-            outcomes.append((False, str(record.get("error", "no value"))[:200]))
-        else:
-            outcomes.append(_compare(record["value"], case.expected, rel_tol, abs_tol))
-    return outcomes, records.tampered
-
-
-def _compare(encoded: object, expected: object, rel_tol: float, abs_tol: float) -> Outcome:
-    try:
-        got = decode_value(encoded)
-    except (ValueError, TypeError, RecursionError):
-        return False, "undecodable value"
-    if values_match(got, expected, rel_tol, abs_tol):
-        return True, "passed"
-    return False, f"returned {repr(got)[:80]}, expected {repr(expected)[:80]}"
-
-
-def check_outcomes(count: int, run: Execution) -> tuple[list[Outcome], bool]:
-    """Read the checker's verdict for each assert-style test; a missing one never ran."""
-    records = read_records(run.results, "test", count)
-    outcomes: list[Outcome] = []
-    for index in range(count):
-        record = records.by_index.get(index)
-        if record is None:
-            outcomes.append((None, "no result"))
-        else:
-            passed = record.get("passed") is True if record.get("ran", True) else None
-            outcomes.append((passed, str(record.get("detail", ""))[:200]))
-    return outcomes, records.tampered
-
-
-def verdict_from(outcomes: list[Outcome], runs: list[Execution], tampered: bool) -> Verdict:
-    """Score = passed / tests; the reason names the first failure; flags say what went wrong."""
-    passed = sum(1 for ok, _ in outcomes if ok is True)
-    flags = [
-        name
-        for name, hit in (
-            ("tests_not_run", any(ok is None for ok, _ in outcomes)),
-            ("timeout", any(run.timed_out for run in runs)),
-            ("output_limit", any(run.output_limited for run in runs)),
-            ("tampered", tampered),
-            ("sandbox_error", any(run.error is not None for run in runs)),
-        )
-        if hit
-    ]
-    reason = f"{passed}/{len(outcomes)} tests passed"
-    failure = next(((i, detail) for i, (ok, detail) in enumerate(outcomes) if ok is not True), None)
-    if failure is not None:
-        reason += f"; test {failure[0]}: {failure[1]}"
-    errors = [run.error for run in runs if run.error]
-    if errors:
-        reason += f"; sandbox error: {errors[0][:200]}"
-    return Verdict(passed / len(outcomes), reason, tuple(flags))
+        return Job({**header, "mode": "call", "cases": cases}, wall_s=wall_s)
+    if tests.style == "assert":
+        chosen = [tests.tests[i] for i in group]
+        secret = {"tests": chosen, "helpers": tests.test_helpers}
+        return Job({**header, "mode": "check"}, secret=json.dumps(secret).encode(), wall_s=wall_s)
+    secret = {"module": tests.tests[0], "ids": [ids[i] for i in group]}
+    module_header = {**header, "mode": "module", "style": tests.style, "module": "solution"}
+    return Job(module_header, secret=json.dumps(secret).encode(), wall_s=wall_s)

@@ -39,7 +39,7 @@ class FreshRunner:
             return self._failed(f"could not start the sandbox: {error}", start)
         pipes.close_child_ends()
         stop = lambda: _kill_group(process)  # noqa: E731
-        pumped = pump(pipes, start + self.limits.wall_s, self.limits.output_kb << 10, stop)
+        pumped = pump(pipes, start + job.wall_limit(self.limits), self.limits.output_kb << 10, stop)
         exit_code = _reap(process)
         self._clean_up(uids, scratch)
         outputs = pumped.outputs

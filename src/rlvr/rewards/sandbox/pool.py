@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
+import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from rlvr.rewards.sandbox.fresh import FreshRunner
 from rlvr.rewards.sandbox.plan import Plan, cannot_try, probe, python_executable
@@ -14,6 +16,7 @@ from rlvr.rewards.sandbox.warm import WarmRunner
 
 KINDS = ("bwrap", "unshare", "none")
 MODES = ("auto", "warm", "fresh")
+MIN_RUN_S = 0.05  # a run given less than this could not even start its interpreter
 
 
 def choose_plan(
@@ -116,6 +119,32 @@ class Sandbox:
     def map(self, jobs: Iterable[Job]) -> list[Execution]:
         """Run `jobs` in parallel on the pool; results in the order of `jobs`."""
         return list(self._executor.map(self.run, jobs))
+
+    def run_in_turn(self, jobs: Sequence[Job]) -> list[Execution | None]:
+        """Run `jobs` one after another on one runner, as the tests of one answer.
+
+        Each job is killed at its own `wall_s` (default: `limits.test_wall_s`) or at what is
+        left of `limits.wall_s` for the sequence, whichever comes first; so a hang costs its
+        job at most test_wall_s and the later jobs still run while the sequence's budget
+        lasts. A job that finds the budget spent is not run: None in its place.
+        """
+        runner = self._free.get()
+        try:
+            start, out = time.monotonic(), []
+            for job in jobs:
+                left = self.limits.wall_s - (time.monotonic() - start)
+                if left < MIN_RUN_S:
+                    out.append(None)
+                    continue
+                wall = min(left, self.limits.test_wall_s if job.wall_s is None else job.wall_s)
+                out.append(runner.run(dataclasses.replace(job, wall_s=wall)))
+            return out
+        finally:
+            self._free.put(runner)
+
+    def map_in_turn(self, sequences: Iterable[Sequence[Job]]) -> list[list[Execution | None]]:
+        """`run_in_turn` for each sequence, the sequences in parallel on the pool."""
+        return list(self._executor.map(self.run_in_turn, sequences))
 
     def close(self) -> None:
         """Stop the workers and any warm sandboxes."""

@@ -17,7 +17,10 @@ class Limits:
     """The budget of one run. Each limit applies to every process of the run's model code.
 
     Attributes:
-        wall_s: wall-clock seconds for the whole run; then every process of it is killed.
+        wall_s: wall-clock seconds for the whole run; then every process of it is killed. For
+            the code verifier, the budget of one answer's tests taken together.
+        test_wall_s: wall-clock seconds for one test of the code verifier (each test is its
+            own run, killed at min(test_wall_s, what is left of wall_s)); plain runs ignore it.
         cpu_s: CPU seconds per process (RLIMIT_CPU).
         memory_mb: address space per process, in MiB (RLIMIT_AS).
         processes: processes and threads the candidate may have at once (RLIMIT_NPROC).
@@ -28,6 +31,7 @@ class Limits:
     """
 
     wall_s: float = 10.0
+    test_wall_s: float = 5.0
     cpu_s: float = 10.0
     memory_mb: int = 512
     processes: int = 16
@@ -65,11 +69,20 @@ class Job:
             sandbox adds limits and uids itself.
         stdin: the program's standard input.
         secret: read only by the checker role (mode "check"); never by model code.
+        wall_s: this run's wall-clock limit; None: the sandbox's `Limits.wall_s`.
     """
 
     header: dict
     stdin: bytes = b""
     secret: bytes = b""
+    wall_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.wall_s is not None and not self.wall_s > 0:
+            raise ValueError(f"a job's wall_s must be positive, got {self.wall_s!r}")
+
+    def wall_limit(self, limits: Limits) -> float:
+        return limits.wall_s if self.wall_s is None else self.wall_s
 
     @classmethod
     def python(cls, code: str, stdin: bytes = b"") -> "Job":

@@ -43,7 +43,7 @@ class WarmRunner:
         except OSError as error:
             self._stop_zygote()
             return self._failed(f"the warm sandbox failed: {error}", start)
-        deadline = start + self.limits.wall_s  # the zygote's own; ours only backs it up
+        deadline = start + job.wall_limit(self.limits)  # the zygote's own; ours only backs it up
         stop = lambda: self._send_kill(job_id)  # noqa: E731
         pumped = pump(pipes, deadline + GRACE_S, self.limits.output_kb << 10, stop)
         report = self._report(job_id, deadline + 2 * GRACE_S)
@@ -67,7 +67,7 @@ class WarmRunner:
         pipes = JobPipes.open(job, header)
         order = {
             "job": self._jobs,
-            "wall_s": self.limits.wall_s,
+            "wall_s": job.wall_limit(self.limits),
             "scratch_bytes": self.limits.scratch_mb << 20,
             "scratch_uid": uids["candidate"] if uids else None,
         }
