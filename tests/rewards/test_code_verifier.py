@@ -330,17 +330,17 @@ class TestOneTestOneProcess:
     @pytest.mark.parametrize(("style", "text", "count"), [("pytest", PYTEST_FILE, 4), ("unittest", UNITTEST_FILE, 2)])
     def test_test_files_count_each_test(self, quick, style, text, count):
         tests = CodeTests(style, (text,))
-        assert quick(ADD, tests) == Verdict(1.0, f"{count}/{count} tests passed")
-        wrong = quick("def add(a, b):\n    return 3\n", tests)  # right for (1, 2) only
+        assert quick(response=ADD, gold=tests) == Verdict(1.0, f"{count}/{count} tests passed")
+        wrong = quick(response="def add(a, b):\n    return 3\n", gold=tests)  # right for (1, 2) only
         assert wrong.score == pytest.approx(1 / count), wrong
         # a fresh process per test: an answer right only on its first call is right every time
-        assert quick(COUNTER, tests).score == 1.0
+        assert quick(response=COUNTER, gold=tests).score == 1.0
 
     @pytest.mark.parametrize("style", ["call", "assert", "pytest", "unittest"])
     def test_a_hang_in_the_first_test_costs_only_that_test(self, quick, style):
         tests = {"call": CALL3, "assert": ASSERT3, "pytest": CodeTests("pytest", (PYTEST_FILE,)),
                  "unittest": CodeTests("unittest", (UNITTEST_FILE,))}[style]  # fmt: skip
-        verdict = quick(HANG_ON_ONE, tests)
+        verdict = quick(response=HANG_ON_ONE, gold=tests)
         total = 2 if style == "unittest" else 3 if style != "pytest" else 4
         passed = total - 1
         assert verdict.score == pytest.approx(passed / total), verdict
@@ -350,9 +350,9 @@ class TestOneTestOneProcess:
     def test_the_answer_budget_still_bounds_all_its_tests(self):
         five = CodeTests("call", tuple(CallCase((i, 0), i) for i in range(5)), "add")
         with CodeVerifier(limits=Limits(wall_s=2, test_wall_s=1), workers=1) as tight:
-            tight(ADD, five)  # the warm sandbox starts outside the timing
+            tight(response=ADD, gold=five)  # the warm sandbox starts outside the timing
             start = time.monotonic()
-            verdict = tight("import time\ndef add(a, b):\n    time.sleep(60)\n", five)
+            verdict = tight(response="import time\ndef add(a, b):\n    time.sleep(60)\n", gold=five)
             elapsed = time.monotonic() - start
         # five hangs of 1 s each, but the answer has 2 s: the last tests are not run at all
         assert elapsed < 3.5, elapsed
@@ -369,7 +369,7 @@ class TestOneTestOneProcess:
         ],
     )
     def test_a_file_whose_tests_cannot_be_collected_scores_zero_and_says_why(self, quick, text, why):
-        verdict = quick(ADD, CodeTests("pytest", (text,)))
+        verdict = quick(response=ADD, gold=CodeTests("pytest", (text,)))
         assert verdict.score == 0.0 and verdict.flags == ("tests_not_collected",)
         assert verdict.reason.startswith("the tests cannot be collected: ") and why in verdict.reason
 
@@ -381,7 +381,7 @@ class TestOneTestOneProcess:
         assert [v.score for v in verdicts] == [1.0, 1.0], verdicts
 
     def test_a_missing_name_fails_each_test_with_the_import_error(self, quick):
-        verdict = quick("def plus(a, b):\n    return a + b\n", CodeTests("pytest", (PYTEST_FILE,)))
+        verdict = quick(response="def plus(a, b):\n    return a + b\n", gold=CodeTests("pytest", (PYTEST_FILE,)))
         assert verdict.score == 0.0
         assert "ImportError: cannot import name 'add' from 'solution'" in verdict.reason
 
