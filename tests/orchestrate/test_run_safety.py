@@ -114,6 +114,8 @@ def test_ctrl_c_checkpoints_the_finished_step_and_names_the_folder(tmp_path):
     err = proc.communicate(timeout=120)[1].strip()
     assert proc.returncode == 130, err
     steps = [r["step"] for r in RunFolder(run).read_metrics()]
-    assert err == (f"rlvr: interrupted after step {steps[-1]} (checkpoint written); resume with "
-                   f"`rlvr train --resume {run}`")  # before: a literal RUN_DIR
+    assert err.splitlines() == [
+        "rlvr: stopping after this step to write a checkpoint (Ctrl-C again: stop now)",
+        f"rlvr: interrupted after step {steps[-1]} (checkpoint written); resume with "
+        f"`rlvr train --resume {run}`"]  # before: a literal RUN_DIR
     assert [p.name for p in list_checkpoints(run / "checkpoints")] == [f"step_{steps[-1]}"]

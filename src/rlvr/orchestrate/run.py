@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -162,6 +163,8 @@ def ctrl_c_stops_after_the_step(loop: SyncLoop, enabled: bool = True):
     def first(signum, frame):
         loop.stop_requested = True
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        # os.write, not print: a handler that prints while the loop prints raises "reentrant call"
+        os.write(2, b"rlvr: stopping after this step to write a checkpoint (Ctrl-C again: stop now)\n")
 
     previous = signal.signal(signal.SIGINT, first)
     try:
