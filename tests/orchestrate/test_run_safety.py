@@ -27,7 +27,8 @@ KEYS = ("reward/mean", "loss/policy", "train/grad_norm", "response/length_mean")
 
 
 def config(tmp_path, name, *extra):
-    return load_config(REPO / "recipes" / "grpo.toml", [f"run.output_dir={tmp_path}", f"run.name={name}", *SMALL, *extra])
+    overrides = [f"run.output_dir={tmp_path}", f"run.name={name}", *SMALL, *extra]
+    return load_config(REPO / "recipes" / "grpo.toml", overrides)
 
 
 def cli(capsys, *args) -> tuple[int, str]:

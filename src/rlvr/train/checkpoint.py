@@ -86,7 +86,8 @@ def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[s
     try:
         model.save_pretrained(tmp, safe_serialization=True, state_dict=weights)
         phase = final / "state.pt"
-        with open(tmp / "state.pt", "wb") as f:  # a file object: a full disk is an OSError, not torch's "unexpected pos"
+        # Through a file object, a full disk is an OSError, not torch's "unexpected pos ... vs ...".
+        with open(tmp / "state.pt", "wb") as f:
             torch.save({**state, "step": step, "rng": rng_state()}, f)
         phase = final / MANIFEST
         write_manifest(tmp, step)
