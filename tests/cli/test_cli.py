@@ -14,7 +14,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = ["--set", "train.steps=4", "--set", "sampling.prompts_per_step=4", "--set", "sampling.group_size=4",
-        "--set", "eval.every=2", "--set", "eval.size=16", "--set", "log.progress=plain"]
+        "--set", "eval.every=2", "--set", "eval.size=16", "--set", "log.progress=plain",
+        "--set", "checkpoint.every=1"]  # the tests below look at (and kill between) every step's checkpoint
 
 
 def rlvr(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:

@@ -101,7 +101,7 @@ def test_resume_with_an_rng_state_from_another_device_names_the_problem(tmp_path
 
     from rlvr.errors import ConfigError
     from rlvr.orchestrate import resume
-    from rlvr.train.checkpoint import list_checkpoints, load_state
+    from rlvr.train.checkpoint import list_checkpoints, load_state, write_manifest
 
     config = load_config(REPO / "recipes" / "grpo.toml", [
         f"run.output_dir={tmp_path}", "train.steps=1", "sampling.prompts_per_step=2", "sampling.group_size=2",
@@ -112,5 +112,6 @@ def test_resume_with_an_rng_state_from_another_device_names_the_problem(tmp_path
     state = load_state(checkpoint)
     state["engine_rng"] = torch.zeros(16, dtype=torch.uint8)
     torch.save(state, state_file)
+    write_manifest(checkpoint, 1)  # an intact checkpoint, as a GPU run would have written it
     with pytest.raises(ConfigError, match="another device"):
         resume(folder.path, ["train.steps=2"])

@@ -63,8 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("rlvr: interrupted; resume with `rlvr train --resume RUN_DIR`", file=sys.stderr)
+    except KeyboardInterrupt as e:  # a run's RunInterrupted names its folder; Ctrl-C before one has none
+        print(f"rlvr: {str(e) or 'interrupted'}", file=sys.stderr)
         return 130
 
 

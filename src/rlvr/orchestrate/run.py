@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+import threading
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from transformers.utils import logging as hf_logging
@@ -13,10 +18,10 @@ from rlvr.errors import ConfigError
 from rlvr.orchestrate.components import build
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
-from rlvr.orchestrate.run_folder import RunFolder, SilentRunFolder
+from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted, SilentRunFolder
 from rlvr.orchestrate.async_loop import AsyncLoop
 from rlvr.orchestrate.sync import SyncLoop
-from rlvr.train.checkpoint import list_checkpoints
+from rlvr.train.checkpoint import clean_temporaries, newest_intact
 from rlvr.train.distributed import join_process_group
 
 
@@ -32,24 +37,75 @@ class RunResult:
     train_seconds: float
     accuracy_before: float | None = None
     accuracy_after: float | None = None
+    notes: list[str] = field(default_factory=list)  # what resume repaired (damaged checkpoints, debris)
 
 
 def new_run_folder(config: Config) -> RunFolder:
+    """Take runs/<name>/ for a new run and write its config.toml, with the folder's lock held
+    for the life of the process."""
     folder = RunFolder(Path(config.run.output_dir) / config.run.name)
-    if folder.metrics.exists() or folder.checkpoints.exists():
-        raise ConfigError(f"{folder.path} already holds a run: resume it with "
-                          f"`rlvr train --resume {folder.path}` or pick another --set run.name=...")
+    claim(folder)
     folder.create(dump_config(config))
     return folder
 
 
-def open_loop(config: Config, folder: RunFolder, resume: bool) -> SyncLoop:
-    found = list_checkpoints(folder.checkpoints) if resume else []
-    parts = build(config, repo_root(), weights_from=found[-1] if found else None)
-    loop = (AsyncLoop if config.orchestrate.mode == "async" else SyncLoop)(config, parts, folder)
+def claim(folder: RunFolder) -> None:
+    """Take the folder's lock, refused in one line when another process trains there or the
+    folder already holds a run. The check runs under the lock, so of two same-name runs
+    started together exactly one passes it."""
+    folder.acquire()
+    if folder.holds_a_run():
+        folder.release()
+        raise ConfigError(f"{folder.path} already holds a run: resume it with "
+                          f"`rlvr train --resume {folder.path}` or pick another --set run.name=...")
+
+
+def make_loop(config: Config, parts, folder: RunFolder) -> SyncLoop:
+    return (AsyncLoop if config.orchestrate.mode == "async" else SyncLoop)(config, parts, folder)
+
+
+def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path | None = None) -> SyncLoop:
+    """The loop of a run whose folder is taken; on resume, from `checkpoint` (None: start over)."""
+    loop = make_loop(config, build(config, repo_root(), weights_from=checkpoint), folder)
     if resume:
-        loop.resume_from_latest()
+        loop.resume_from(checkpoint)
     return loop
+
+
+def repair_for_resume(folder: RunFolder) -> tuple[Path | None, list[str]]:
+    """With the lock held (no live process writes here): delete what killed saves left, and
+    pick the newest intact checkpoint. Returns it and a line for each repair."""
+    notes = []
+    if folder.writes:
+        removed = clean_temporaries(folder.checkpoints) + clean_temporaries(folder.path / "best_checkpoint")
+        if removed:
+            notes.append(f"removed what killed saves left in {folder.path}: {', '.join(removed)}")
+    checkpoint, damaged = newest_intact(folder.checkpoints, move_damaged=folder.writes)
+    return checkpoint, notes + damaged
+
+
+def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFolder, SyncLoop, list[str]]:
+    """Take the run folder and build the loop. A new run validates everything (model, data,
+    reward: `build`) before its folder exists, so that a failed start leaves nothing behind."""
+    if resume_dir is not None:
+        folder = folder_class(resume_dir)
+        if not folder.config.is_file():
+            raise ConfigError(f"{resume_dir}: no config.toml here, so there is no run to resume")
+        folder.acquire()  # refuses the resume of a run that is still training
+        try:
+            checkpoint, notes = repair_for_resume(folder)
+            return folder, open_loop(config, folder, resume=True, checkpoint=checkpoint), notes
+        except BaseException:
+            folder.release()
+            raise
+    folder = folder_class(Path(config.run.output_dir) / config.run.name)
+    if folder.writes and folder.path.exists():  # refuse a taken name before the slow build
+        claim(folder)
+        folder.release()
+    parts = build(config, repo_root())
+    if folder.writes:
+        folder = new_run_folder(config)
+    return folder, make_loop(config, parts, folder), []
 
 
 def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False) -> RunResult:
@@ -57,32 +113,64 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
     on the whole test split before and after. Under `train.fsdp` every rank runs this; rank 0
     alone writes the run folder and prints."""
     ranks = join_process_group(config)
-    writer = RunFolder if ranks is None or ranks.is_main else SilentRunFolder
-    if resume_dir is not None:
-        folder = writer(resume_dir)
-        if not folder.config.is_file():
-            raise ConfigError(f"{resume_dir}: no config.toml here, so there is no run to resume")
-    else:
-        folder = new_run_folder(config) if writer is RunFolder else writer(Path(config.run.output_dir) / config.run.name)
     hf_logging.disable_progress_bar()  # a bar for every checkpoint save would bury ours
-    loop = open_loop(config, folder, resume=resume_dir is not None)
+    folder, loop, notes = start(config, RunFolder if ranks is None or ranks.is_main else SilentRunFolder, resume_dir)
+    try:
+        return run_loop(config, folder, loop, notes, eval_full, fsdp=ranks is not None)
+    finally:
+        folder.release()
+
+
+def run_loop(config: Config, folder: RunFolder, loop: SyncLoop, notes: list[str], eval_full: bool,
+             fsdp: bool) -> RunResult:
     display = ProgressDisplay(config.train.steps, config.log.progress if folder.writes else "none",
                               first_step=loop.step + 1)
-    result = RunResult(folder=folder, steps=loop.step, train_seconds=0.0)
+    result = RunResult(folder=folder, steps=loop.step, train_seconds=0.0, notes=notes)
+    for note in result.notes if folder.writes else []:
+        print(f"rlvr: {note}", file=sys.stderr)
     if eval_full:
         result.accuracy_before = loop.evaluate(size=len(loop.parts.test_set))
         display.note(f"held-out greedy accuracy before training: {result.accuracy_before:.1%}")
         display.last_eval = result.accuracy_before
     try:
-        loop.run(display)
+        with ctrl_c_stops_after_the_step(loop, enabled=not fsdp):
+            loop.run(display)
+    except KeyboardInterrupt:  # a second Ctrl-C: stop now, from the last checkpoint
+        raise RunInterrupted(f"interrupted during step {loop.step + 1}; resume with `rlvr train --resume "
+                             f"{folder.path}` (from step {loop.schedule.last_step}, the last checkpoint)") from None
     finally:
         display.close()
+    if loop.stop_requested:
+        raise RunInterrupted(f"interrupted after step {loop.step} (checkpoint written); resume with "
+                             f"`rlvr train --resume {folder.path}`")
     if eval_full:
         result.accuracy_after = loop.evaluate(size=len(loop.parts.test_set))
     result.steps, result.train_seconds = loop.step, loop.elapsed
     if folder.writes:
         plot_reward_curve(folder.read_metrics(), folder.reward_curve, accuracy_before=result.accuracy_before)
     return result
+
+
+@contextmanager
+def ctrl_c_stops_after_the_step(loop: SyncLoop, enabled: bool = True):
+    """The first Ctrl-C asks the loop to stop after the step it is in (which it checkpoints);
+    a second one interrupts at once. Off under FSDP, where ranks would see the first at
+    different steps and the checkpoint (a collective) would hang, and off a main thread."""
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def first(signum, frame):
+        loop.stop_requested = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # os.write, not print: a handler that prints while the loop prints raises "reentrant call"
+        os.write(2, b"rlvr: stopping after this step to write a checkpoint (Ctrl-C again: stop now)\n")
+
+    previous = signal.signal(signal.SIGINT, first)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def resume(run_dir: Path, overrides: list[str] = ()) -> RunResult:

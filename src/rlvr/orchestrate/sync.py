@@ -26,7 +26,7 @@ from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows, staleness_metrics
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
 from rlvr.tasks import PromptSampler
-from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
+from rlvr.train.checkpoint import CheckpointSchedule, load_state, save_checkpoint
 from rlvr.train.lora import engine_weights
 from rlvr.types import Scored
 
@@ -57,16 +57,19 @@ class SyncLoop:
         self.monitor, self.warnings = Monitor(drift=LengthDrift()), []
         s = config.sampling
         self.curriculum = PassRateTracker(threshold=s.retire_at) if s.curriculum != "none" else None
+        k = config.checkpoint
+        self.schedule = CheckpointSchedule(k.every, k.every_minutes * 60 if k.every_minutes else None)
+        self.stop_requested = False  # set by the first Ctrl-C (rlvr.orchestrate.run): stop after this step
 
-    def resume_from_latest(self) -> int:
-        """Load the newest checkpoint's loop state (weights were loaded by `build`)."""
-        found = list_checkpoints(self.folder.checkpoints)
-        if not found:
+    def resume_from(self, checkpoint) -> int:
+        """Load a verified checkpoint's loop state (its weights were loaded by `build`); None:
+        start over (the run was killed before its first checkpoint)."""
+        if checkpoint is None:
             self.folder.truncate_after(0)
             return 0
-        state = load_state(found[-1])
+        state = load_state(checkpoint)
         self.parts.trainer.load_optimizer_state(state["optimizer"])
-        self.restore_engine_rng(state["engine_rng"], found[-1])
+        self.restore_engine_rng(state["engine_rng"], checkpoint)
         self.sampler.load_state(state["sampler"])
         if self.curriculum is not None:
             self.curriculum.load_state_dict(state["curriculum"])
@@ -80,6 +83,7 @@ class SyncLoop:
             self.parts.critic.optimizer.load_state_dict(state["critic_optimizer"])
         self.folder.truncate_after(self.step)
         self.sync_weights()
+        self.schedule.written(self.step)
         return self.step
 
     def restore_engine_rng(self, rng_state, checkpoint) -> None:
@@ -102,6 +106,7 @@ class SyncLoop:
                  **self.critic_state(),
                  **self.next_batch_state()}
         self.save(self.folder.checkpoints, state, self.config.checkpoint.keep)
+        self.schedule.written(self.step)
 
     def save(self, root, state: dict, keep: int) -> None:
         """Under FSDP every rank gathers the weights (a collective) and rank 0 alone writes."""
@@ -129,7 +134,7 @@ class SyncLoop:
 
     def _run(self, display: ProgressDisplay, board: TensorBoardLog | None) -> None:
         c = self.config
-        while self.step < c.train.steps:
+        while self.step < c.train.steps and not self.stop_requested:
             if c.train.time_limit_s is not None and self.elapsed >= c.train.time_limit_s:
                 display.note(f"stopping: train.time_limit_s = {c.train.time_limit_s} reached")
                 break
@@ -144,11 +149,13 @@ class SyncLoop:
             self.folder.append_metrics(metrics)
             if board is not None:
                 board.write(metrics)
-            if self.step % c.checkpoint.every == 0 or self.step == c.train.steps:
+            if self.schedule.due(self.step):
                 self.checkpoint()
             display.update(self.step, metrics)
             for warning in self.warnings:
                 display.note(f"step {self.step}: monitor: {warning}")
+        if self.step > self.schedule.last_step:  # the last step, the time limit, or Ctrl-C
+            self.checkpoint()
 
     def eval_metrics(self) -> dict[str, float]:
         """Greedy accuracy, and pass@k from `eval.samples` completions per prompt when set."""
