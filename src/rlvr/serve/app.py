@@ -111,11 +111,16 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(app: Starlette, sock: socket.socket, limits: ServeLimits, *, verbose: bool = False) -> None:
-    """Run uvicorn on `sock` until interrupted."""
+def uvicorn_server(app: Starlette, limits: ServeLimits, *, verbose: bool = False):
+    """The uvicorn server for `app` (`.run(sockets=[sock])` blocks until `.should_exit`)."""
     import uvicorn
 
     config = uvicorn.Config(app, log_level="info" if verbose else "warning", access_log=verbose,
                             backlog=2048, limit_concurrency=CONNECTION_FACTOR * limits.queue_size,
                             lifespan="on", timeout_graceful_shutdown=5)
-    uvicorn.Server(config).run(sockets=[sock])
+    return uvicorn.Server(config)
+
+
+def serve(app: Starlette, sock: socket.socket, limits: ServeLimits, *, verbose: bool = False) -> None:
+    """Run uvicorn on `sock` until interrupted."""
+    uvicorn_server(app, limits, verbose=verbose).run(sockets=[sock])
