@@ -30,9 +30,9 @@ async def answer_all(worker: EngineWorker, encoded: list) -> list:
 
 def test_batched_greedy_requests_equal_each_alone(make_service):
     service = make_service()
-    bodies = [{"prompt": p, "max_tokens": 12, "temperature": 0, "logprobs": 3}
-              for p in ["hello", "2+2=", "a much longer prompt than the others", "x"]]
-    bodies.append({"prompt": ["ab", "abc"], "n": 2, "max_tokens": 12, "temperature": 0, "logprobs": 3})
+    bodies = [{"prompt": ["ab", "abc"], "n": 2, "max_tokens": 12, "temperature": 0, "logprobs": 3}]
+    bodies += [{"prompt": p, "max_tokens": 12, "temperature": 0, "logprobs": 3}  # other lengths: padding
+               for p in ["hello", "2+2=", "a much longer prompt than the others", "x"]]
     alone = [service.complete(parse_request(b, "tiny", service.vocab_size)) for b in bodies]
     worker = EngineWorker(service, ServeLimits())
     together = asyncio.run(answer_all(worker, [ask(service, b) for b in bodies]))
