@@ -78,3 +78,15 @@ def post(base: str, body: object = None, raw: bytes | None = None, timeout: floa
             return reply.status, json.load(reply), dict(reply.headers)
     except urllib.error.HTTPError as e:
         return e.code, json.load(e), dict(e.headers)
+
+
+@pytest.fixture
+def serve_in_process():
+    """`with serve_in_process(service, limits) as (base, app):` (fixtures: importlib mode
+    does not let test files import conftest)."""
+    return running
+
+
+@pytest.fixture
+def http_post():
+    return post
