@@ -90,3 +90,14 @@ def serve_in_process():
 @pytest.fixture
 def http_post():
     return post
+
+
+@pytest.fixture(scope="module")
+def fuzz_server(local):
+    """One server for a module's fuzz examples: small token cap so valid bodies stay fast."""
+    from rlvr.serve.limits import ServeLimits
+    from rlvr.serve.model_service import ModelService
+
+    service = ModelService(*local, "tiny", max_request_tokens=2000)
+    with running(service, ServeLimits(max_body_bytes=1 << 20, request_timeout_s=20)) as (base, app):
+        yield base, app
