@@ -11,7 +11,11 @@ refused, timed out) or gets a non-200 counts as failed; req/s counts answered re
 the cell's wall time; p50/p99 are over answered requests.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/serve_throughput.py [--seconds 6] [--rounds 2]
-        [--clients 1,8,50] [--old-ref REF] [--out serve.json]
+        [--clients 1,8,50] [--old-ref REF] [--probes] [--out serve.json]
+
+`--probes` then sends each server the issue's bad requests once: a 200,000-deep array, a 10 MB
+body, and a 7 MB prompt with a small request sent 1 s into it (its latency shows whether the
+big one holds the model).
 """
 
 from __future__ import annotations
@@ -120,6 +124,39 @@ def load(port: int, clients: int, seconds: float) -> dict:
             "req_s": len(latencies) / wall, "p50_ms": 1000 * cuts[49], "p99_ms": 1000 * cuts[98], "wall_s": wall}
 
 
+def timed_post(port: int, body: bytes, timeout: float = 180) -> tuple[str, float]:
+    """(outcome, seconds): "HTTP <status>: <start of the message>" or the exception's name."""
+    t0 = time.perf_counter()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("POST", "/v1/completions", body=body, headers={"Content-Type": "application/json"})
+        reply = conn.getresponse()
+        raw = reply.read()
+        try:
+            message = json.loads(raw).get("error", {}).get("message", "")[:60]
+        except ValueError:
+            message = f"not JSON: {raw[:40]!r}"
+        outcome = f"HTTP {reply.status}" + (f": {message}" if message else "")
+    except (OSError, http.client.HTTPException) as e:
+        outcome = type(e).__name__
+    finally:
+        conn.close()
+    return outcome, time.perf_counter() - t0
+
+
+def probes(port: int) -> dict:
+    """The issue's failure cases, once each: what the client sees and how long it takes."""
+    small = json.dumps({"prompt": "What is 12+34? Answer:", "max_tokens": MAX_TOKENS, "temperature": 0}).encode()
+    out = {"deep_200k": timed_post(port, b"[" * 200_000 + b"]" * 200_000),
+           "body_10MB": timed_post(port, json.dumps({"prompt": "a" * (10 << 20)}).encode())}
+    big = threading.Thread(target=lambda: out.update(prompt_7MB=timed_post(port, json.dumps({"prompt": "a" * 7_000_000}).encode())))
+    big.start()
+    time.sleep(1.0)  # the 7 MB prompt is being read or tokenised; a small request meanwhile:
+    out["small_during_7MB"] = timed_post(port, small)
+    big.join()
+    return out
+
+
 def free_port() -> int:
     import socket
 
@@ -137,7 +174,8 @@ def worker_stats(port: int) -> dict:
         conn.close()
 
 
-def measure(sides: dict[str, Path], model: Path, clients: list[int], seconds: float, rounds: int) -> list[dict]:
+def measure(sides: dict[str, Path], model: Path, clients: list[int], seconds: float, rounds: int,
+            with_probes: bool) -> list[dict]:
     """Both servers up at once (an idle one costs nothing); each cell alternates old/new so that
     the shared machine's load drifts over both alike."""
     ports = {name: free_port() for name in sides}
@@ -152,6 +190,8 @@ def measure(sides: dict[str, Path], model: Path, clients: list[int], seconds: fl
                 for name in order:
                     rows.append({"round": rnd, "server": name, **load(ports[name], c, seconds)})
         rows.append({"worker_stats": worker_stats(ports["new"])})
+        if with_probes:
+            rows.append({"probes": {name: probes(port) for name, port in ports.items()}})
         return rows
     finally:
         for proc in procs.values():
@@ -184,6 +224,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2, help="rounds; the servers' order alternates (default 2)")
     ap.add_argument("--clients", default="1,8,50", help="concurrent clients per cell (default 1,8,50)")
     ap.add_argument("--old-ref", default=OLD_REF, help=f"git ref of the old server (default {OLD_REF})")
+    ap.add_argument("--probes", action="store_true",
+                    help="after the cells, send each server the issue's bad requests once (up to minutes for the old one)")
     ap.add_argument("--out", type=Path, help="also write every cell as JSON")
     args = ap.parse_args()
     clients = [int(c) for c in args.clients.split(",")]
@@ -193,11 +235,15 @@ def main() -> int:
         old_root.mkdir()
         make_model(model)
         sides = {"old": extract_tree(args.old_ref, old_root), "new": REPO / "src"}
-        rows = measure(sides, model, clients, args.seconds, args.rounds)
+        rows = measure(sides, model, clients, args.seconds, args.rounds, args.probes)
     load_after = os.getloadavg()
     print_table(rows)
     print(f"\nload average (1/5/15 min) before {load_before}, after {load_after}; {os.cpu_count()} CPUs")
-    s = rows[-1]["worker_stats"]
+    for row in rows:
+        for name, found in row.get("probes", {}).items():
+            for probe, (outcome, secs) in found.items():
+                print(f"probe {name:3s} {probe:16s} {secs:7.2f} s  {outcome}")
+    s = next(r["worker_stats"] for r in rows if "worker_stats" in r)
     print(f"new server, whole run: {s['answered']} answered in {s['batches']} engine calls "
           f"(largest batch {s['largest_batch']}); refused: {s['rejected_queue_full']} queue full, "
           f"{s['timed_out']} timed out; engine errors {s['engine_errors']}")

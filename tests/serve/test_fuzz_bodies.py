@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlvr.serve.completions import SUPPORTED
-from rlvr.serve.limits import ServeLimits
 
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-(10 ** 30), 10 ** 30), st.floats(allow_nan=False),
                       st.text(max_size=20))
