@@ -196,3 +196,16 @@ def test_serve_command_reports_a_missing_model_folder(tmp_path, capsys):
 
     assert main([str(tmp_path / "nope"), "--port", "0"]) == 2
     assert "model folder not found" in capsys.readouterr().err
+
+
+def test_serve_command_names_a_taken_port_and_a_bad_limit(tmp_path, capsys):
+    from rlvr.cli.serve_command import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main([str(tmp_path), "--port", str(port)]) == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+    assert main([str(tmp_path), "--port", "0", "--queue-size", "0"]) == 2
+    assert "serve limit queue_size must be > 0, got 0" in capsys.readouterr().err
