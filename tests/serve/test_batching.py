@@ -114,3 +114,20 @@ def test_a_request_past_its_deadline_is_a_504_and_its_batch_stops(make_service):
     assert late.status == 504 and "took over 0.2 s" in late.message and waited < 1.0
     assert worker.stats.batches_stopped == 1 and worker.stats.timed_out == 1
     assert quick["choices"][0]["text"] is not None and worker.stats.answered == 1
+
+
+def test_the_wait_window_gathers_a_later_arrival(make_service):
+    service = make_service()
+
+    async def two_apart(wait_s: float) -> int:
+        worker = EngineWorker(service, ServeLimits(batch_wait_s=wait_s))
+        task = asyncio.create_task(worker.run())
+        first = asyncio.create_task(worker.answer(ask(service, {"prompt": "a", "max_tokens": 2}), time.monotonic()))
+        await asyncio.sleep(0.05)
+        await worker.answer(ask(service, {"prompt": "b", "max_tokens": 2}), time.monotonic())
+        await first
+        task.cancel()
+        return worker.stats.batches
+
+    assert asyncio.run(two_apart(0.5)) == 1  # the second arrived inside the first's window
+    assert asyncio.run(two_apart(0.0)) == 2
