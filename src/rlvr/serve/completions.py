@@ -10,6 +10,7 @@ distribution (one forward pass over prompt + completion after sampling), whateve
 temperature. Tokens are reported up to the stop string (excluded, like the text); an EOS the
 model sampled is reported as its token. Deviations from OpenAI: `model` may be omitted, and
 `logprobs` may go up to the vocabulary size (OpenAI caps it at 5).
+A temperature or top_p in (0, 1e-6) is refused (float32 sampling overflows there).
 Anything else is a `BadRequest` naming the field.
 """
 
@@ -76,6 +77,17 @@ def _float(body: dict, key: str, default: float, low: float, high: float, low_op
     return float(value)
 
 
+# Below this, float32 sampling breaks: logits / 1e-38 overflow to inf, a top_p of 1e-46
+# underflows to 0 and keeps no token (found by tests/serve/test_fuzz_bodies.py).
+TINY = 1e-6
+
+
+def _not_tiny(body: dict, key: str, value: float, or_zero: str) -> float:
+    if 0 < value < TINY:
+        raise BadRequest(f"'{key}' must be {or_zero} at least {TINY:g}, got {show(body.get(key))}".replace("  ", " "), key)
+    return value
+
+
 def _strings(body: dict, key: str, most: int | None) -> tuple[str, ...]:
     value = body.get(key)
     if value is None:
@@ -118,7 +130,7 @@ def parse_request(body: object, served: str, vocab_size: int) -> CompletionReque
             _check_encodable(key, text)
     return CompletionRequest(
         prompts=prompts, n=_int(body, "n", 1, 1, 128), max_tokens=_int(body, "max_tokens", 16, 1, 1 << 16),
-        temperature=_float(body, "temperature", 1.0, 0.0, 2.0),
-        top_p=_float(body, "top_p", 1.0, 0.0, 1.0, low_open=True),
+        temperature=_not_tiny(body, "temperature", _float(body, "temperature", 1.0, 0.0, 2.0), "0 (greedy) or"),
+        top_p=_not_tiny(body, "top_p", _float(body, "top_p", 1.0, 0.0, 1.0, low_open=True), ""),
         seed=_int(body, "seed", None, -(1 << 63), (1 << 63) - 1), stop=_strings(body, "stop", 4),
         logprobs=_int(body, "logprobs", None, 0, vocab_size))
