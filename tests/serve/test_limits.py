@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 from rlvr.serve.limits import ServeLimits
 
 
-def raw_post(base: str, body: bytes, timeout: float = 30) -> tuple[int, dict, dict]:
-    """POST with http.client, the whole body sent before the reply is read."""
+def raw_post(base: str, body, timeout: float = 30) -> tuple[int, dict, dict]:
+    """POST with http.client, the whole body sent before the reply is read (chunked when
+    `body` is an iterator of bytes)."""
     url = urlsplit(base)
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=timeout)
     try:
@@ -31,6 +32,9 @@ def test_an_oversized_body_gets_a_413_that_the_client_reads(make_service, serve_
         body = json.dumps({"prompt": "a" * (10 << 20)}).encode()  # 10 MB, like the issue's
         status, out, _ = raw_post(base, body)  # a broken pipe would raise here
         assert status == 413 and "over the limit of 1048576" in out["error"]["message"]
+        chunked = (b"x" * (1 << 16) for _ in range(32))  # 2 MiB with no Content-Length
+        status, out, _ = raw_post(base, chunked)
+        assert status == 413 and "the body has 2097152 bytes" in out["error"]["message"]
         assert raw_post(base, json.dumps({"prompt": "a", "max_tokens": 2}).encode())[0] == 200
 
 

@@ -54,8 +54,10 @@ def build_app(service: ModelService, limits: ServeLimits) -> Starlette:
         arrived = time.monotonic()
         raw = await read_capped(request.stream(), request.headers.get("content-length"), limits.max_body_bytes)
         req = parse_request(decode_json(raw), service.name, service.vocab_size)
+        worker = request.app.state.worker
+        worker.refuse_if_full()  # before the tokeniser's work, not only after it
         encoded = await run_in_threadpool(service.encode, req)  # tokenising off the event loop
-        return JSONResponse(await request.app.state.worker.answer(encoded, arrived))
+        return JSONResponse(await worker.answer(encoded, arrived))
 
     async def models(request: Request) -> JSONResponse:
         return JSONResponse(service.models())

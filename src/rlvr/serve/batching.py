@@ -52,12 +52,16 @@ class EngineWorker:
         self._arrived = asyncio.Event()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlvr-engine")
 
-    async def answer(self, encoded: Encoded, arrived: float) -> dict:
-        """The response for `encoded`, or BadRequest 503 (queue full) / 504 (past the deadline)."""
+    def refuse_if_full(self) -> None:
+        """BadRequest 503 when `queue_size` requests wait (also called before tokenising)."""
         if len(self.waiting) >= self.limits.queue_size:
             self.stats.rejected_queue_full += 1
             raise BadRequest(f"the server is busy ({len(self.waiting)} requests waiting); retry shortly",
                              status=503, code="queue_full")
+
+    async def answer(self, encoded: Encoded, arrived: float) -> dict:
+        """The response for `encoded`, or BadRequest 503 (queue full) / 504 (past the deadline)."""
+        self.refuse_if_full()
         job = Job(encoded, asyncio.get_running_loop().create_future(), arrived + self.limits.request_timeout_s)
         self.waiting.append(job)
         self._arrived.set()
