@@ -94,7 +94,7 @@ class EngineWorker:
                 for job in batch:
                     _settle(job, error=BadRequest(f"the engine failed: {type(e).__name__}: {e}", status=500))
                 continue
-            self.stats.answered += len(batch)
+            self.stats.answered += sum(not j.abandoned for j in batch)  # a 504 already went to the rest
             for job, result in zip(batch, results):
                 _settle(job, result=result)
 
