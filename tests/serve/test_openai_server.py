@@ -30,21 +30,6 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def judge_dir(tmp_path_factory):
-    """A random tiny Qwen2 with a 1024-token context (the judge prompt is long for 64)."""
-    from rlvr.models import build_char_tokenizer, tiny_qwen2
-
-    path = tmp_path_factory.mktemp("judge")
-    model = tiny_qwen2(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2, num_kv_heads=1,
-                       max_positions=1024, seed=3)
-    tok = build_char_tokenizer()
-    tok.model_max_length = 1024
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
-
-
-@pytest.fixture(scope="module")
 def server(judge_dir):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "rlvr.serve", str(judge_dir), "--port", str(port),
@@ -63,13 +48,6 @@ def server(judge_dir):
     yield base
     proc.terminate()
     proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def local(judge_dir):
-    from rlvr.engines.loading import load_model, load_tokenizer
-
-    return load_model(judge_dir), load_tokenizer(judge_dir)
 
 
 def post(base: str, body: object, raw: bytes | None = None) -> tuple[int, dict]:
@@ -218,3 +196,16 @@ def test_serve_command_reports_a_missing_model_folder(tmp_path, capsys):
 
     assert main([str(tmp_path / "nope"), "--port", "0"]) == 2
     assert "model folder not found" in capsys.readouterr().err
+
+
+def test_serve_command_names_a_taken_port_and_a_bad_limit(tmp_path, capsys):
+    from rlvr.cli.serve_command import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main([str(tmp_path), "--port", str(port)]) == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+    assert main([str(tmp_path), "--port", "0", "--queue-size", "0"]) == 2
+    assert "serve limit queue_size must be > 0, got 0" in capsys.readouterr().err

@@ -10,16 +10,28 @@ distribution (one forward pass over prompt + completion after sampling), whateve
 temperature. Tokens are reported up to the stop string (excluded, like the text); an EOS the
 model sampled is reported as its token. Deviations from OpenAI: `model` may be omitted, and
 `logprobs` may go up to the vocabulary size (OpenAI caps it at 5).
+A temperature or top_p in (0, 1e-6) is refused (float32 sampling overflows there).
 Anything else is a `BadRequest` naming the field.
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
 from dataclasses import dataclass
 
 SUPPORTED = {"model", "prompt", "n", "max_tokens", "temperature", "top_p", "seed", "stop", "logprobs",
              "stream", "echo", "user"}
+
+
+_SHOW = reprlib.Repr()  # keyword arguments only from Python 3.12
+_SHOW.maxlevel, _SHOW.maxstring, _SHOW.maxother, _SHOW.maxlong = 3, 60, 60, 40
+_SHOW.maxlist = _SHOW.maxdict = 6
+
+
+def show(value: object) -> str:
+    """A short repr for error messages: a body's value may be megabytes long or deeply nested."""
+    return _SHOW.repr(value)
 
 
 class BadRequest(Exception):
@@ -48,7 +60,7 @@ def _int(body: dict, key: str, default: int | None, low: int, high: int) -> int 
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise BadRequest(f"'{key}' must be an integer in [{low}, {high}], got {value!r}", key)
+        raise BadRequest(f"'{key}' must be an integer in [{low}, {high}], got {show(value)}", key)
     return value
 
 
@@ -56,11 +68,24 @@ def _float(body: dict, key: str, default: float, low: float, high: float, low_op
     value = body.get(key, default)
     if value is None:
         return default
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    # math.isfinite(10**400) raises OverflowError; a big int compares with the bounds exactly.
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        (isinstance(value, int) or math.isfinite(value))
     if not ok or value > high or value < low or (low_open and value == low):
         side = "(" if low_open else "["
-        raise BadRequest(f"'{key}' must be a number in {side}{low}, {high}], got {value!r}", key)
+        raise BadRequest(f"'{key}' must be a number in {side}{low}, {high}], got {show(value)}", key)
     return float(value)
+
+
+# Below this, float32 sampling breaks: logits / 1e-38 overflow to inf, a top_p of 1e-46
+# underflows to 0 and keeps no token (found by tests/serve/test_fuzz_bodies.py).
+TINY = 1e-6
+
+
+def _not_tiny(body: dict, key: str, value: float, or_zero: str) -> float:
+    if 0 < value < TINY:
+        raise BadRequest(f"'{key}' must be {or_zero} at least {TINY:g}, got {show(body.get(key))}".replace("  ", " "), key)
+    return value
 
 
 def _strings(body: dict, key: str, most: int | None) -> tuple[str, ...]:
@@ -71,8 +96,17 @@ def _strings(body: dict, key: str, most: int | None) -> tuple[str, ...]:
     if not isinstance(items, list) or not all(isinstance(s, str) for s in items) or \
             (most is not None and len(items) > most):
         limit = f" (at most {most})" if most else ""
-        raise BadRequest(f"'{key}' must be a string or a list of strings{limit}, got {value!r}", key)
+        raise BadRequest(f"'{key}' must be a string or a list of strings{limit}, got {show(value)}", key)
     return tuple(items)
+
+
+def _check_encodable(key: str, text: str) -> None:
+    """JSON allows lone surrogates (\\ud800); no tokenizer or UTF-8 reply can carry them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise BadRequest(f"'{key}' holds a lone surrogate {text[e.start]!r} at character {e.start}; "
+                         "it is not valid Unicode text", key) from None
 
 
 def parse_request(body: object, served: str, vocab_size: int) -> CompletionRequest:
@@ -83,7 +117,7 @@ def parse_request(body: object, served: str, vocab_size: int) -> CompletionReque
     if unknown:
         raise BadRequest(f"unsupported field(s) {unknown}; supported: {sorted(SUPPORTED)}", unknown[0])
     if body.get("model", served) != served:
-        raise BadRequest(f"the model {body['model']!r} does not exist; this server serves {served!r}",
+        raise BadRequest(f"the model {show(body['model'])} does not exist; this server serves {served!r}",
                          "model", status=404, code="model_not_found")
     for flag in ("stream", "echo"):
         if body.get(flag):
@@ -91,9 +125,12 @@ def parse_request(body: object, served: str, vocab_size: int) -> CompletionReque
     prompts = _strings(body, "prompt", None)
     if not prompts or not all(prompts):
         raise BadRequest("'prompt' must be a non-empty string or a list of non-empty strings", "prompt")
+    for key, texts in (("prompt", prompts), ("stop", _strings(body, "stop", 4))):
+        for text in texts:
+            _check_encodable(key, text)
     return CompletionRequest(
         prompts=prompts, n=_int(body, "n", 1, 1, 128), max_tokens=_int(body, "max_tokens", 16, 1, 1 << 16),
-        temperature=_float(body, "temperature", 1.0, 0.0, 2.0),
-        top_p=_float(body, "top_p", 1.0, 0.0, 1.0, low_open=True),
+        temperature=_not_tiny(body, "temperature", _float(body, "temperature", 1.0, 0.0, 2.0), "0 (greedy) or"),
+        top_p=_not_tiny(body, "top_p", _float(body, "top_p", 1.0, 0.0, 1.0, low_open=True), ""),
         seed=_int(body, "seed", None, -(1 << 63), (1 << 63) - 1), stop=_strings(body, "stop", 4),
         logprobs=_int(body, "logprobs", None, 0, vocab_size))

@@ -1,10 +1,20 @@
-"""Answer checked completion requests with one causal LM (`rlvr.engines.HFEngine`)."""
+"""Answer checked completion requests with one causal LM (`rlvr.engines.HFEngine`).
+
+`encode` tokenises a request and applies the token caps (a 400 before it waits for the model);
+`run_batch` answers several encoded requests that share sampling settings with one engine call
+(their rows concatenated, prompt by prompt, n each); `complete` is one request alone.
+Batching does not change a request's answer beyond float noise: a greedy request's text is the
+same, and its log-probs come from a forward pass over that request's own tokens (no padding).
+Sampled requests with a `seed` always run alone, so the seed reproduces the same text.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -13,31 +23,102 @@ from rlvr.serve.completions import BadRequest, CompletionRequest
 from rlvr.types import Rollout
 
 
-class ModelService:
-    """One model behind a lock: requests are answered one at a time, in arrival order."""
+class Abandoned(Exception):
+    """Raised between decode steps when every request of the running batch has timed out."""
 
-    def __init__(self, model, tokenizer, name: str, *, seed: int = 0):
+
+@dataclass(frozen=True)
+class Encoded:
+    request: CompletionRequest
+    prompt_ids: tuple[tuple[int, ...], ...]  # one per prompt
+
+    @property
+    def rows(self) -> list[list[int]]:
+        return [list(ids) for ids in self.prompt_ids for _ in range(self.request.n)]
+
+    @property
+    def batch_key(self) -> tuple | None:
+        """Requests with equal keys may share an engine call; None: this one runs alone."""
+        r = self.request
+        if r.seed is not None and r.temperature > 0:
+            return None
+        return (r.max_tokens, r.temperature, r.top_p, r.stop)
+
+
+def _never() -> bool:
+    return False
+
+
+class ModelService:
+    """One model; `run_batch` calls are serialised by a lock (the server calls it from one thread)."""
+
+    def __init__(self, model, tokenizer, name: str, *, seed: int = 0, max_request_tokens: int = 65536):
         self.engine = HFEngine(model, tokenizer, seed=seed)
         self.model, self.tokenizer, self.name = self.engine.model, tokenizer, name
         self.vocab_size = int(self.model.config.vocab_size)
+        self.context = getattr(self.model.config, "max_position_embeddings", None)
+        self.max_request_tokens = max_request_tokens
         self.lock = threading.Lock()
+        self._should_stop: Callable[[], bool] = _never
+        # The engine asks this hook for new weights before every decode step (PipelineRL's
+        # seam); it is the only point inside a generation where a batch can be dropped.
+        self.engine.accept_inflight_weights(self._poll_stop)
 
     def models(self) -> dict:
         return {"object": "list", "data": [{"id": self.name, "object": "model", "created": 0, "owned_by": "rlvr"}]}
 
+    def encode(self, req: CompletionRequest) -> Encoded:
+        """Tokenise; BadRequest (400) when a prompt overflows the context or the request the cap."""
+        encoded = tuple(tuple(self.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in req.prompts)
+        for i, ids in enumerate(encoded):
+            if not ids:
+                raise BadRequest(f"prompt {i} is empty after tokenisation", "prompt")
+            if self.context is not None and len(ids) + req.max_tokens > self.context:
+                raise BadRequest(f"prompt {i} has {len(ids)} tokens; with max_tokens={req.max_tokens} "
+                                 f"it exceeds the model's context of {self.context}", "prompt")
+        total = req.n * sum(len(ids) + req.max_tokens for ids in encoded)
+        if total > self.max_request_tokens:
+            raise BadRequest(f"the request asks for {total} tokens (n x (prompt tokens + max_tokens), over "
+                             f"its prompts), over this server's cap of {self.max_request_tokens}",
+                             "max_tokens", code="too_many_tokens")
+        return Encoded(req, encoded)
+
     def complete(self, req: CompletionRequest) -> dict:
-        params = SamplingParams(max_new_tokens=req.max_tokens, temperature=req.temperature,
-                                top_p=req.top_p, stop=req.stop)
+        return self.run_batch([self.encode(req)])[0]
+
+    def run_batch(self, batch: list[Encoded], should_stop: Callable[[], bool] = _never) -> list[dict]:
+        """One engine call for `batch` (equal batch keys); one response dict per request.
+        `should_stop` is polled between decode steps; True raises Abandoned."""
+        keys = {e.batch_key for e in batch}
+        if len(batch) > 1 and (len(keys) > 1 or None in keys):
+            raise ValueError(f"run_batch got requests that may not share a call: {keys}")
+        first = batch[0].request
+        params = SamplingParams(max_new_tokens=first.max_tokens, temperature=first.temperature,
+                                top_p=first.top_p, stop=first.stop)
+        rows = [row for e in batch for row in e.rows]
         with self.lock:
-            if req.seed is not None:
-                self.engine.generator.manual_seed(req.seed % (1 << 63))
+            self._should_stop = should_stop
             try:
-                groups = self.engine.generate(list(req.prompts), req.n, params)
-            except ValueError as e:  # the engine's context check names the prompt
-                raise BadRequest(str(e), "prompt") from None
-            flat = [r for g in groups for r in g]
-            choices = [self._choice(i, r, req.logprobs) for i, r in enumerate(flat)]
-        prompt_tokens = sum(len(g[0].prompt_ids) for g in groups)
+                if first.seed is not None and first.temperature > 0:
+                    self.engine.generator.manual_seed(first.seed % (1 << 63))
+                flat = [r for start in range(0, len(rows), self.engine.max_batch)
+                        for r in self.engine.generate_ids(rows[start:start + self.engine.max_batch], params)]
+            finally:
+                self._should_stop = _never
+            out, at = [], 0
+            for e in batch:
+                out.append(self._response(e, flat[at:at + len(e.rows)]))
+                at += len(e.rows)
+        return out
+
+    def _poll_stop(self) -> None:
+        if self._should_stop():
+            raise Abandoned("every request of the batch timed out")
+        return None
+
+    def _response(self, e: Encoded, flat: list[Rollout]) -> dict:
+        choices = [self._choice(i, r, e.request.logprobs) for i, r in enumerate(flat)]
+        prompt_tokens = sum(len(ids) for ids in e.prompt_ids)
         completion_tokens = sum(len(r.completion_ids) for r in flat)
         return {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
                 "model": self.name, "choices": choices,

@@ -1,0 +1,38 @@
+"""The server's caps, one value each, checked once when the server is built.
+
+Every cap answers a request that crosses it with a JSON error instead of letting it slow or
+crash the server: the body size (413), the tokens a request may make the model process (400),
+the requests waiting for the model (503 with Retry-After), and the time a request may take
+from arrival to answer (504).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from rlvr.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ServeLimits:
+    # 1 MiB holds hundreds of judge prompts; the old 8 MiB let one body tie up the tokenizer.
+    max_body_bytes: int = 1 << 20
+    # Over one request: sum over its completions of (prompt tokens + max_tokens).
+    max_request_tokens: int = 65536
+    # Requests accepted but not yet taken into an engine batch; one more is a 503.
+    queue_size: int = 256
+    # Rows (prompt x n) in one engine call; a request larger than this runs alone.
+    max_batch_rows: int = 64
+    # How long the worker waits for more compatible requests before starting a batch; 0 takes
+    # only what queued up while the previous batch ran (no latency added to a lone request).
+    batch_wait_s: float = 0.0
+    # From arrival to answer; past it the client gets a 504 and the model drops the request.
+    request_timeout_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            low_ok = value >= 0 if f.name == "batch_wait_s" else value > 0
+            if isinstance(value, bool) or not low_ok:
+                bound = ">= 0" if f.name == "batch_wait_s" else "> 0"
+                raise ConfigError(f"serve limit {f.name} must be {bound}, got {value!r}")
