@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -64,10 +65,11 @@ def test_in_a_headless_browser_charts_render_and_filters_work(tmp_path, hash_, s
     url = (folder / "report.html").as_uri() + hash_
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
     assert f"{shown} of 61 samples" in dom  # the script ran and filtered
-    assert dom.count("class=\"sample\"") == shown and dom.count("<polyline") == 6
+    assert len(re.findall(r'<tr class="sample"><td>\d', dom)) == shown and dom.count("<polyline") == 6
     if hash_ == "":
         assert "1 user:" in dom and "go &lt;/script&gt;" in dom  # a trajectory, turn by turn, escaped
         subprocess.run([CHROMIUM, *flags, "--window-size=1200,1600", f"--screenshot={tmp_path / 'shot.png'}", url],
                        capture_output=True, timeout=120)
         assert (tmp_path / "shot.png").stat().st_size > 10_000
-        shutil.copy(tmp_path / "shot.png", SHOT)
+        if os.environ.get("RLVR_UPDATE_SCREENSHOT") == "1":  # re-recorded on purpose only
+            shutil.copy(tmp_path / "shot.png", SHOT)
