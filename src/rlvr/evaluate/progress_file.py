@@ -45,9 +45,6 @@ class Progress:
         self.chunks = 0
         if self.path.is_file():
             self._load()
-        else:
-            out.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps({"settings": self.settings}) + "\n", encoding="utf-8")
 
     def _load(self) -> None:
         lines = self.path.read_text(encoding="utf-8").splitlines()
@@ -74,6 +71,9 @@ class Progress:
     def append(self, groups: Sequence[PromptGroup], rng: bytes) -> None:
         row = {"chunk": self.chunks, "groups": [group_to_dict(g) for g in groups],
                "rng": base64.b64encode(rng).decode("ascii")}
+        if not self.path.is_file():  # written with the first chunk: a failed start leaves nothing behind
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps({"settings": self.settings}) + "\n", encoding="utf-8")
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
         self.groups += list(groups)
