@@ -116,3 +116,32 @@ def test_fit_on_a_run_folder(tmp_path, capsys):
     assert "run: 20 points (eval/accuracy vs tokens)" in capsys.readouterr().out
     assert main(["fit", str(run), "--x", "flops", "--out", str(tmp_path / "f")]) == 2
     assert "did not log 'compute/flops'" in capsys.readouterr().err
+
+
+def test_fit_names_the_axis_after_the_csv_column(tmp_path, capsys):
+    compute = np.logspace(2, 6, 20)
+    reward = sigmoid_reward(compute, 0.1, 0.8, 1.5, 1e4) + np.random.default_rng(0).normal(0, 0.01, 20)
+    path = tmp_path / "c.csv"
+    path.write_text("compute,reward\n" + "".join(f"{c},{r}\n" for c, r in zip(compute, reward)))
+    assert main(["fit", str(path), "--resamples", "20", "--out", str(tmp_path / "f")]) == 0
+    out = capsys.readouterr().out
+    assert "c: 20 points (reward vs compute)" in out and "tokens" not in out
+    assert json.loads((tmp_path / "f" / "fit.json").read_text())["inputs"][0]["x"] == "compute"
+
+
+def test_eval_samples_and_fit_never_import_torch(tmp_path):
+    import subprocess
+    import sys
+
+    rows = [{"prompt": "1+1=", "response": r, "gold": "2"} for r in ("2", "3")]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_csv(tmp_path / "c.csv", np.logspace(2, 6, 12), np.linspace(0.1, 0.7, 12))
+    code = ("import argparse, sys\nfrom rlvr.cli import eval_command, fit_command\n"
+            "ap = argparse.ArgumentParser(); sub = ap.add_subparsers(dest='c')\n"
+            "eval_command.add_parser(sub); fit_command.add_parser(sub)\n"
+            f"eval_command.run_eval(ap.parse_args(['eval', '--samples', r'{tmp_path / 's.jsonl'}', '--out', r'{tmp_path / 'e'}']))\n"
+            f"fit_command.run_fit(ap.parse_args(['fit', r'{tmp_path / 'c.csv'}', '--x', 'flops', '--resamples', '5', "
+            f"'--out', r'{tmp_path / 'f'}']))\n"
+            "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'torch was imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

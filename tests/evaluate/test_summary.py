@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rlvr.evaluate.compare import align_by_prompt, compare_groups
-from rlvr.evaluate.disagreement import answer_entropy, mine_disagreements, verdict_entropy
+from rlvr.evaluate.disagreement import answer_entropy, mine_disagreements, scattered_prompts, verdict_entropy
 from rlvr.evaluate.summary import EvalError, summarize
 
 from .helpers import group
@@ -43,11 +43,12 @@ def test_best_of_n_needs_logprobs_and_k_needs_samples():
 def test_disagreements_ranked_by_verdict_then_answer_entropy():
     rows = mine_disagreements(GROUPS)
     # 1+1= agrees fully and is left out; 4+4= (2/4, H_v = 1) ranks before 2+2= (1/4);
-    # 3+3= (0/4, H_v = 0) has four distinct answers and comes last.
-    assert [r["prompt"] for r in rows] == ["4+4=", "2+2=", "3+3="]
-    assert [r["rank"] for r in rows] == [1, 2, 3]
+    # 3+3= (0/4, H_v = 0) is all wrong: its four distinct answers are counted, not listed.
+    assert [r["prompt"] for r in rows] == ["4+4=", "2+2="]
+    assert [r["rank"] for r in rows] == [1, 2]
+    assert scattered_prompts(GROUPS) == 1
     assert rows[0]["verdict_entropy"] == pytest.approx(1.0)
-    assert rows[2]["answers"] == {"7": 1, "8": 1, "<no answer>": 1, "9": 1}
+    assert rows[1]["answers"] == {"5": 2, "4": 1, "6": 1}
     assert len(rows[0]["samples"]) == 4 and rows[0]["samples"][0]["correct"] is True
     assert verdict_entropy(1, 4) == pytest.approx(0.8112781)  # -(1/4 log2 1/4 + 3/4 log2 3/4)
     assert answer_entropy(GROUPS[2]) == pytest.approx(2.0)  # four equally likely answers

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from rlvr.cli.eval_defaults import fill_defaults
 from rlvr.errors import ConfigError, DatasetError
 
 if TYPE_CHECKING:  # the heavy imports (torch, matplotlib) wait until the command runs
@@ -27,8 +28,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--limit", type=int, help="evaluate only the first LIMIT prompts")
     ev.add_argument("--n", type=int, default=16, help="samples per prompt (default 16)")
     ev.add_argument("--k", help="comma-separated k values (default: powers of 2 up to n)")
-    ev.add_argument("--temperature", type=float, default=1.0)
-    ev.add_argument("--max-new-tokens", type=int, default=32)
+    ev.add_argument("--temperature", type=float, help="default: the recipe's eval.temperature")
+    ev.add_argument("--max-new-tokens", type=int, help="default: the recipe's eval.max_new_tokens (the trainer's)")
+    ev.add_argument("--recipe", metavar="NAME_OR_FILE", help="where the sampling defaults come from (default: the "
+                    "run's config.toml for a checkpoint in a run folder, else the demo recipe)")
+    ev.add_argument("--chunk-prompts", type=int, metavar="P", help="prompts sampled per chunk; each chunk is saved, "
+                    "so a stopped eval resumes with the same --out (default: one engine batch)")
+    ev.add_argument("--fresh", action="store_true", help="discard a partial evaluation in --out and start over")
     ev.add_argument("--seed", type=int, default=0, help="sampling seed (both models use it)")
     ev.add_argument("--out", type=Path, default=Path("eval-results"), help="output folder")
     ev.add_argument("--compare", metavar="OTHER", help="a second model folder (or, with --samples, a "
@@ -84,14 +90,42 @@ def tokenizer_folder(model: str, tokenizer: str | None) -> str:
     return model
 
 
-def sample_model(path: str, samples: list[Sample], args: argparse.Namespace,
-                 verifier: MathVerifier) -> list[PromptGroup]:
-    """Load the model at `path` and sample args.n completions per prompt, seeded by args.seed."""
+def sample_model(path: str, samples: list[Sample], args: argparse.Namespace, verifier: MathVerifier,
+                 side: str) -> list[PromptGroup]:
+    """Sample args.n completions per prompt from the model at `path`, seeded by args.seed, chunk
+    by chunk into `progress_<side>.jsonl`; prompts already done there are skipped."""
+    from rlvr.evaluate.progress_file import Progress, run_chunks
+
+    keys = ("task", "limit", "n", "temperature", "max_new_tokens", "seed", "tokenizer", "chunk_prompts")
+    settings = {"model": str(path), "prompts": len(samples), **{k: getattr(args, k) for k in keys},
+                "stop": list(args.stop)}
+    progress = Progress(args.out, side, settings)
+    if len(progress.groups) == len(samples):
+        return progress.groups  # all done: not even the model is loaded
+    if progress.groups:
+        print(f"resuming {side}: {len(progress.groups)} of {len(samples)} prompts done in {progress.path}")
+    engine, params = load_engine(path, samples, args)
+    chunk = args.chunk_prompts or max(1, engine.max_batch // args.n)
+
+    def sample(part):
+        from rlvr.evaluate.evaluation import sample_groups
+
+        return sample_groups(engine, part, args.n, params, verifier, verifier.extract)
+
+    def set_rng(state: bytes) -> None:
+        import torch
+
+        engine.generator.set_state(torch.frombuffer(bytearray(state), dtype=torch.uint8))
+
+    get_rng = lambda: bytes(engine.generator.get_state().numpy().tobytes())  # noqa: E731
+    return run_chunks(samples, chunk, progress, sample, get_rng, set_rng)
+
+
+def load_engine(path: str, samples: list[Sample], args: argparse.Namespace):
+    """Load the model at `path` into an HFEngine seeded by args.seed → (engine, SamplingParams)."""
     from rlvr.engines import HFEngine, SamplingParams
     from rlvr.engines.loading import load_model, load_tokenizer
-    from rlvr.evaluate.evaluation import sample_groups
     from rlvr.orchestrate.components import check_prompt_lengths
-
     from rlvr.train.lora import is_adapter_checkpoint, load_merged
 
     tokenizer = load_tokenizer(tokenizer_folder(path, args.tokenizer))
@@ -102,9 +136,8 @@ def sample_model(path: str, samples: list[Sample], args: argparse.Namespace,
     for s in samples:
         if not tokenizer(s.prompt, add_special_tokens=False)["input_ids"]:
             raise DatasetError(f"{s.source}: the prompt is empty after tokenisation")
-    params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature)
-    engine = HFEngine(model, tokenizer, seed=args.seed)
-    return sample_groups(engine, samples, args.n, params, verifier, verifier.extract)
+    params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature, stop=args.stop)
+    return HFEngine(model, tokenizer, seed=args.seed), params
 
 
 def check_args(args: argparse.Namespace) -> None:
@@ -114,10 +147,12 @@ def check_args(args: argparse.Namespace) -> None:
         raise ConfigError("give either a MODEL_PATH or --samples FILE.jsonl, not both")
     if args.n < 1:
         raise ConfigError(f"--n must be >= 1, got {args.n}")
-    if args.max_new_tokens < 1:
+    if args.max_new_tokens is not None and args.max_new_tokens < 1:
         raise ConfigError(f"--max-new-tokens must be >= 1, got {args.max_new_tokens}")
-    if args.temperature < 0:
+    if args.temperature is not None and args.temperature < 0:
         raise ConfigError(f"--temperature must be >= 0, got {args.temperature}")
+    if args.chunk_prompts is not None and args.chunk_prompts < 1:
+        raise ConfigError(f"--chunk-prompts must be >= 1, got {args.chunk_prompts}")
 
 
 def collect(args: argparse.Namespace,
@@ -135,12 +170,16 @@ def collect(args: argparse.Namespace,
     ks = parse_ks(args.k, args.n)
     if ks[-1] > args.n:
         raise ConfigError(f"--k {ks[-1]} is larger than --n {args.n}: pass@k needs n >= k samples")
+    recipe = fill_defaults(args)
     prompts = load_prompts(args.task, args.limit)
-    groups = sample_model(args.model, prompts, args, verifier)
-    other = sample_model(args.compare, prompts, args, verifier) if args.compare else None
+    if args.fresh:
+        for side in ("model", "compare"):
+            (args.out / f"progress_{side}.jsonl").unlink(missing_ok=True)
+    groups = sample_model(args.model, prompts, args, verifier, "model")
+    other = sample_model(args.compare, prompts, args, verifier, "compare") if args.compare else None
     settings = {"model": args.model, "compare": args.compare, "task": args.task, "prompts": len(prompts),
                 "n": args.n, "temperature": args.temperature, "max_new_tokens": args.max_new_tokens,
-                "seed": args.seed}
+                "seed": args.seed, "defaults_from": recipe}
     return groups, other, ks, settings
 
 
@@ -165,8 +204,9 @@ def print_summary(output: EvalOutput, seconds: float) -> None:
             print(f"  diff {'pass@' + k:<8} {Estimate(entry['mean'], *entry['ci'])}  (compare - model, paired)")
         ch = diff["changes"]
         print(f"  prompts solved {ch['solved']}, lost {ch['lost']}, better {ch['better']}, worse {ch['worse']}")
-    print(f"disagreements: {model['disagreements']} prompts ({model['mixed_verdicts']} with mixed verdicts) "
-          f"-> {output.disagreements}")
+    print(f"disagreements: {model['disagreements']} of {model['prompts']} prompts have mixed verdicts, ranked in "
+          f"{output.disagreements} ({model['scattered_prompts']} more agree on the verdict but scatter their "
+          f"answers; not listed)")
     print(f"results: {output.results_file}\nreport:  {output.report}")
 
 

@@ -24,6 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     fit.add_argument("--r0", type=float, help="fix R0, the reward before training (else fitted)")
     fit.add_argument("--max-ci", type=float, default=0.1, metavar="WIDTH",
                      help="refuse to extrapolate when the interval of A is wider than WIDTH (default 0.1)")
+    fit.add_argument("--max-ci-fraction", type=float, default=0.25, metavar="F",
+                     help="refuse when the interval of A (of ln C_mid) is wider than F x the observed reward "
+                     "(ln-compute) range (default 0.25)")
     fit.add_argument("--resamples", type=int, default=300, help="bootstrap refits (default 300)")
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--out", type=Path, default=Path("fit-results"), help="output folder")
@@ -86,7 +89,8 @@ def run_fit(args: argparse.Namespace) -> int:
     from rlvr.scaling.plot import plot_forecasts
     from rlvr.scaling.sources import read_points
 
-    settings = FitSettings(r0=args.r0, resamples=args.resamples, seed=args.seed, max_a_ci_width=args.max_ci)
+    settings = FitSettings(r0=args.r0, resamples=args.resamples, seed=args.seed, max_a_ci_width=args.max_ci,
+                           max_ci_fraction=args.max_ci_fraction)
     points = [read_points(path, args.x, args.y) for path in args.inputs]
     forecasts = [make_forecast(p, settings, holdout=args.holdout, target=args.target) for p in points]
     for forecast in forecasts:

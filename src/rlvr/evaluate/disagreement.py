@@ -6,9 +6,11 @@ For a prompt with n samples, c of them correct (p = c / n), and answer counts n_
     answer entropy   H_a = -sum_a (n_a / n) log2 (n_a / n)           in [0, log2 n] bits
 
 where "no answer found" counts as one more answer. A prompt disagrees when its verdicts are
-mixed (0 < c < n) or it has two or more distinct answers. Disagreeing prompts are ranked by
-H_v (mixed verdicts first, most balanced at the top), then by H_a (more scattered answers
-first), then by their order in the task.
+mixed (0 < c < n): some samples right, some wrong, the prompts a group-relative advantage
+learns from. Prompts that are all wrong (or all right) with scattered answers are counted
+(`scattered_prompts`) but not listed: on a hard task that is nearly every prompt, and a list
+of 499 of 500 prompts points at nothing. Disagreeing prompts are ranked by H_v (most balanced
+at the top), then by H_a (more scattered answers first), then by their order in the task.
 """
 
 from __future__ import annotations
@@ -58,10 +60,14 @@ def disagreement_row(group: PromptGroup) -> dict:
 
 def mine_disagreements(groups: Sequence[PromptGroup]) -> list[dict]:
     """Rows of the disagreeing prompts, ranked (see the module docstring); each has a 1-based `rank`."""
-    rows = [disagreement_row(g) for g in groups
-            if 0 < g.correct < g.n or len(answer_counts(g)) > 1]
+    rows = [disagreement_row(g) for g in groups if 0 < g.correct < g.n]
     rows.sort(key=lambda r: (-r["verdict_entropy"], -r["answer_entropy"]))  # stable: task order
     return [{"rank": i + 1, **row} for i, row in enumerate(rows)]
+
+
+def scattered_prompts(groups: Sequence[PromptGroup]) -> int:
+    """Prompts whose verdicts agree (all right or all wrong) but whose answers scatter."""
+    return sum(1 for g in groups if g.correct in (0, g.n) and len(answer_counts(g)) > 1)
 
 
 def write_disagreements(rows: list[dict], path: Path) -> Path:

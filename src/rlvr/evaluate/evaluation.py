@@ -2,7 +2,7 @@
 
 Output folder:
     results.json          settings, metrics of the model (and of the compared model + diff)
-    disagreements.jsonl   the model's disagreeing prompts, ranked, with their samples
+    disagreements.jsonl   the model's mixed-verdict prompts, ranked, with their samples
     disagreements_compare.jsonl   the same for the compared model (compare mode only)
     report.html           self-contained report with embedded plots
 """
@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from rlvr.engines.base import Engine, SamplingParams
 from rlvr.evaluate.compare import compare_groups
-from rlvr.evaluate.disagreement import mine_disagreements, write_disagreements
+from rlvr.evaluate.disagreement import mine_disagreements, scattered_prompts, write_disagreements
 from rlvr.evaluate.groups import PromptGroup, Verify, grade_rollouts
 from rlvr.evaluate.report import write_report
 from rlvr.evaluate.summary import summarize
-from rlvr.types import Sample
+
+if TYPE_CHECKING:  # an engine means torch; scoring a samples file must not import it
+    from rlvr.engines.base import Engine, SamplingParams
+    from rlvr.types import Sample
 
 
 @dataclass(frozen=True)
@@ -58,14 +60,14 @@ def write_evaluation(out: Path, groups: Sequence[PromptGroup], ks: Sequence[int]
     disagreements = mine_disagreements(groups)
     write_disagreements(disagreements, out / "disagreements.jsonl")
     results["model"]["disagreements"] = len(disagreements)
-    results["model"]["mixed_verdicts"] = sum(0 < g.correct < g.n for g in groups)
+    results["model"]["scattered_prompts"] = scattered_prompts(groups)
     if compare_with is not None:
         results["compare"] = {"model": summarize(compare_with, ks, seed=seed),
                               "diff": compare_groups(groups, compare_with, ks, seed=seed)}
         other = mine_disagreements(compare_with)
         write_disagreements(other, out / "disagreements_compare.jsonl")
         results["compare"]["model"]["disagreements"] = len(other)
-        results["compare"]["model"]["mixed_verdicts"] = sum(0 < g.correct < g.n for g in compare_with)
+        results["compare"]["model"]["scattered_prompts"] = scattered_prompts(compare_with)
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     write_report(out / "report.html", results, disagreements)
     return EvalOutput(out, results)

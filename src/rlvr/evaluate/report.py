@@ -98,9 +98,8 @@ def disagreement_table(rows: list[dict]) -> str:
               f"{r['answer_entropy']:.2f}", ", ".join(f"{a}×{c}" for a, c in r["answers"].items())]
              for r in rows[:TABLE_ROWS]]
     header = ["rank", "prompt", "gold", "correct", "H verdict", "H answer", "answers"]
-    mixed = sum(0 < r["correct"] < r["n"] for r in rows)
-    return (f"<p>{len(rows)} prompts disagree ({mixed} with mixed verdicts); ranked by verdict entropy, "
-            f"then answer entropy (bits); the top {len(shown)}:</p>" + table(header, shown))
+    return (f"<p>{len(rows)} prompts have mixed verdicts (some samples right, some wrong); ranked by verdict "
+            f"entropy, then answer entropy (bits); the top {len(shown)}:</p>" + table(header, shown))
 
 
 def compare_section(compare: dict) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 
+from rlvr.rewards.cot_monitor import CotMonitor
 from rlvr.types import Scored
 
 
@@ -29,15 +30,17 @@ def rollout_metrics(groups: list[list[Scored]]) -> dict[str, float]:
 
 
 def sample_rows(groups: list[list[Scored]], step: int, limit: int) -> list[dict]:
-    """A few rollouts of the step for samples.jsonl: the first member of the first groups."""
-    rows = []
-    for g in groups:
-        for s in g[:1]:
-            if len(rows) >= limit:
-                return rows
-            rows.append({"step": step, "prompt": s.sample.prompt, "gold": s.sample.answer,
-                         "completion": s.rollout.text, "finish": s.rollout.finish_reason,
-                         "reward": s.reward, "reason": s.reason, "flags": list(s.flags)})
+    """A few rollouts of the step for samples.jsonl: the first member of the first groups, then
+    up to `limit` more whose reasoning the CoT monitor flags (`cot_flags`, cot_monitor.py)."""
+    monitor, rows = CotMonitor(), []
+    chosen = [s for g in groups for s in g[:1]][:limit]
+    taken = {id(s) for s in chosen}
+    chosen += [s for g in groups for s in g if id(s) not in taken and monitor.flags(s.rollout.text)][:limit]
+    for s in chosen:
+        rows.append({"step": step, "prompt": s.sample.prompt, "gold": s.sample.answer,
+                     "completion": s.rollout.text, "finish": s.rollout.finish_reason,
+                     "reward": s.reward, "reason": s.reason, "flags": list(s.flags),
+                     "cot_flags": monitor.flags(s.rollout.text)})
     return rows
 
 

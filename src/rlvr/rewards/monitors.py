@@ -14,6 +14,9 @@ every metric; a sample is *correct* when its reward is at least `correct_at` (de
                                    (timeout, error, tests_not_run always present)
     monitor/code/PATTERN           share of samples whose text matches PATTERN (see CODE_PATTERNS)
     monitor/code_flagged           share of samples matching any pattern
+    monitor/cot/RULE               share of samples whose reasoning states exploit intent RULE
+    monitor/cot_flagged            share flagged by the CoT monitor (cot_monitor.py; a metric only,
+                                   never part of the reward)
 
 A length key is absent when its class is empty this step (no NaN in metrics.jsonl).
 """
@@ -25,6 +28,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rlvr.rewards.cot_monitor import CotMonitor
 from rlvr.types import Scored
 
 WATCHED_FLAGS = ("timeout", "error", "tests_not_run")
@@ -90,6 +94,7 @@ def step_monitor_metrics(scored: Sequence[Scored], format_ok: Callable[[str], bo
     if not scored:
         return {}
     metrics = {"monitor/samples": float(len(scored)), **length_metrics(scored, correct_at), **flag_counts(scored), **code_pattern_shares(scored)}
+    metrics.update(CotMonitor().metrics([s.rollout.text for s in scored]))
     if format_ok is not None:
         metrics["monitor/format_ok_wrong"] = format_ok_wrong_share(scored, format_ok, correct_at)
     return metrics
@@ -142,6 +147,7 @@ class Thresholds:
     error: float | None = 0.01
     tests_not_run: float | None = 0.05
     code_flagged: float | None = 0.0
+    cot_flagged: float | None = 0.0
 
 
 class Monitor:
@@ -159,9 +165,9 @@ class Monitor:
             if limit is None or value is None or value <= limit:
                 continue
             warning = f"{key} = {value:.3g} > {limit:g}"
-            if key == "monitor/code_flagged":
-                hits = [k.removeprefix("monitor/code/") for k in metrics
-                        if k.startswith("monitor/code/") and metrics[k] > 0]
+            if key in ("monitor/code_flagged", "monitor/cot_flagged"):
+                prefix = key.removesuffix("_flagged") + "/"
+                hits = [k.removeprefix(prefix) for k in metrics if k.startswith(prefix) and metrics[k] > 0]
                 warning += f" ({', '.join(hits)})"
             warnings.append(warning)
         drift = self.drift.update(metrics)
@@ -177,7 +183,7 @@ class Monitor:
         t = self.thresholds
         return {"monitor/format_ok_wrong": t.format_ok_wrong, "monitor/flag/timeout": t.timeout,
                 "monitor/flag/error": t.error, "monitor/flag/tests_not_run": t.tests_not_run,
-                "monitor/code_flagged": t.code_flagged}
+                "monitor/code_flagged": t.code_flagged, "monitor/cot_flagged": t.cot_flagged}
 
     @staticmethod
     def _share(metrics: Mapping[str, float], key: str) -> float | None:

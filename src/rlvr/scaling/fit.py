@@ -12,9 +12,10 @@ Method:
 3. Residual bootstrap (Efron & Tibshirani 1993, sec. 9.5): y* = R_hat + r*, r* drawn with
    replacement from the residuals scaled by sqrt(N / (N - p)), refitted `resamples` times;
    percentile intervals at `level`. Refits that fail to converge are counted, not hidden.
-4. Identification: the ceiling A is only trusted when its interval is narrower than
-   `max_a_ci_width` (reward units) and no parameter sits on its bound. Otherwise the fit is
-   still reported, but `refusal` says why, and `extrapolate` raises instead of answering.
+4. Identification (identify.py): the ceiling A is only trusted when no parameter sits on its
+   bound and the intervals of A and ln C_mid are narrow, both in absolute terms and as a
+   fraction of the observed range. Otherwise the fit is still reported, but `refusal` says
+   why and what more compute would identify it, and `extrapolate` raises instead of answering.
 """
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ class FitError(RlvrError):
 @dataclass(frozen=True)
 class FitSettings:
     """How to fit. `r0`: a fixed R0 (None: fitted); `max_a_ci_width`: the widest interval of A,
-    in reward units, at which extrapolation is still offered."""
+    in reward units, at which extrapolation is still offered; `max_ci_fraction`: the widest
+    interval of A (of ln C_mid) as a fraction of the observed reward (ln-compute) range."""
 
     r0: float | None = None
     level: float = 0.95
     resamples: int = 300
     seed: int = 0
     max_a_ci_width: float = 0.1
+    max_ci_fraction: float = 0.25
     trend_p: float = 0.05
 
 
@@ -147,15 +150,15 @@ def bootstrap(log_c, reward, theta, bounds, r0: float | None, settings: FitSetti
 
 
 def names_at_bound(theta: np.ndarray, bounds, reward: np.ndarray, rmse: float) -> tuple[str, ...]:
-    """Parameters of theta on a bound. A on a bound that the data themselves reach (within two
-    RMSE, e.g. accuracy near 1.0) is a real plateau and is not listed."""
+    """Parameters of theta on a bound. A or R0 on a bound that the data themselves reach (within
+    two RMSE, e.g. accuracy near 1.0, a floor at 0) is a real plateau and is not listed."""
     names = ("R0", "A", "B", "ln C_mid")[4 - len(theta):]
     found = []
     for name, value, low, high in zip(names, theta, *bounds):
         for edge in (low, high):
             if np.isclose(value, edge, atol=1e-3, rtol=1e-4):
                 reached = np.min(np.abs(reward - edge)) <= 2 * rmse
-                if not (name == "A" and reached):
+                if not (name in ("A", "R0") and reached):
                     found.append(name)
     return tuple(found)
 
@@ -175,5 +178,5 @@ def fit_sigmoid(compute, reward, settings: FitSettings = FitSettings()) -> Sigmo
     rmse = float(np.sqrt(np.mean((model_of(settings.r0)(log_c, *theta) - reward) ** 2)))
     at_bound = names_at_bound(theta, bounds, reward, rmse)
     return SigmoidFit.build(full_params(theta, settings.r0), draws, failures, r0_fixed=settings.r0 is not None,
-                            compute=compute, rmse=rmse, at_bound=tuple(at_bound), level=settings.level,
-                            max_a_ci_width=settings.max_a_ci_width)
+                            compute=compute, reward=reward, rmse=rmse, at_bound=tuple(at_bound), level=settings.level,
+                            max_a_ci_width=settings.max_a_ci_width, max_ci_fraction=settings.max_ci_fraction)

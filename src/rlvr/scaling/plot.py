@@ -63,7 +63,7 @@ def plot_forecasts(forecasts: Sequence[Forecast], out: Path) -> Path:
         draw_one(ax, forecast, colour)
     first = forecasts[0].points
     ax.set_xscale("log")
-    ax.set_xlabel(f"compute ({first.x})")
+    ax.set_xlabel("compute" if first.x == "compute" else f"compute ({first.x})")
     ax.set_ylabel(first.y)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="lower right")

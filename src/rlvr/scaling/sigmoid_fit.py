@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlvr.errors import RlvrError
+from rlvr.scaling.identify import refusal_reasons
 from rlvr.scaling.sigmoid import compute_at_gain, sigmoid_reward
 
 PARAMS = ("R0", "A", "B", "C_mid")
@@ -40,16 +41,18 @@ class SigmoidFit:
 
     @classmethod
     def build(cls, params: np.ndarray, draws: np.ndarray, failures: int, *, r0_fixed: bool, compute: np.ndarray,
-              rmse: float, at_bound: tuple[str, ...], level: float, max_a_ci_width: float) -> "SigmoidFit":
-        """Assemble the result and decide, once, whether extrapolation is allowed."""
+              reward: np.ndarray, rmse: float, at_bound: tuple[str, ...], level: float, max_a_ci_width: float,
+              max_ci_fraction: float) -> "SigmoidFit":
+        """Assemble the result and decide, once, whether extrapolation is allowed (identify.py)."""
         alpha = (1 - level) / 2
         intervals = {name: (float(np.quantile(draws[:, i], alpha)), float(np.quantile(draws[:, i], 1 - alpha)))
                      if len(draws) else (float("nan"), float("nan")) for i, name in enumerate(PARAMS)}
         named = dict(zip(PARAMS, (float(v) for v in params)))
         fit = cls(named, draws, intervals, failures, r0_fixed, len(compute),
                   (float(compute.min()), float(compute.max())), rmse, level, (), None)
-        warns, refusal = judge(fit, at_bound, failures, max_a_ci_width)
-        return dataclasses.replace(fit, warnings=warns, refusal=refusal)
+        refusal = refusal_reasons(fit, at_bound, failures, float(np.ptp(reward)), float(np.ptp(np.log(compute))),
+                                  max_a_ci_width, max_ci_fraction)
+        return dataclasses.replace(fit, warnings=fit_warnings(fit), refusal=refusal)
 
     def predict(self, compute) -> np.ndarray:
         """R(C) of the least-squares fit at compute (N,) → (N,)."""
@@ -86,24 +89,9 @@ class SigmoidFit:
                 "warnings": list(self.warnings), "refusal": self.refusal}
 
 
-def judge(fit: SigmoidFit, at_bound: tuple[str, ...], failures: int,
-          max_a_ci_width: float) -> tuple[tuple[str, ...], str | None]:
-    """Warnings, and the reason to refuse extrapolation (None: allowed). See fit.py, step 4."""
-    warns, reasons = [], []
-    total = failures + len(fit.draws)
-    if total and failures > total / 2:
-        reasons.append(f"{failures} of {total} bootstrap refits did not converge")
-    low, high = fit.intervals["A"]
-    if not high - low <= max_a_ci_width:
-        reasons.append(f"the ceiling is not identified yet: the {fit.level:.0%} interval of A is "
-                       f"[{low:.3f}, {high:.3f}], wider than {max_a_ci_width:g}; the points show no clear bend "
-                       f"toward a plateau")
-    for name in at_bound:
-        if name in ("A", "ln C_mid"):
-            reasons.append(f"{name} sits on its bound, so the data do not say where the curve levels off")
-        elif name == "B":
-            warns.append("B sits on its bound (the rise is steeper or flatter than the fit allows)")
+def fit_warnings(fit: SigmoidFit) -> tuple[str, ...]:
+    """Things worth saying about a fit that do not, alone, stop it extrapolating."""
     if fit.params["C_mid"] > fit.compute_range[1]:
-        warns.append(f"C_mid = {fit.params['C_mid']:.3g} lies beyond the data (max {fit.compute_range[1]:.3g}): "
-                     f"the upper half of the curve is extrapolated")
-    return tuple(warns), ("; ".join(reasons) or None)
+        return (f"C_mid = {fit.params['C_mid']:.3g} lies beyond the data (max {fit.compute_range[1]:.3g}): "
+                f"the upper half of the curve is extrapolated",)
+    return ()

@@ -109,7 +109,8 @@ def read_csv(path: Path, x: str, y: str) -> CurvePoints:
             raise FitError(f"{path}:1: need a {x!r} (or 'compute') column and a {y!r} column, got {header}")
         points = [(_number(row[x_col], path, i, x_col, minimum=0.0), _number(row[y], path, i, y))
                   for i, row in enumerate(reader, start=2)]
-    return points_from(path.stem, points, x, y, path)
+    # The axis is named after the column read: a `compute` column is "compute", not the --x default.
+    return points_from(path.stem, points, x_col, y, path)
 
 
 def _number(cell: str | None, path: Path, lineno: int, column: str, minimum: float = -np.inf) -> float:

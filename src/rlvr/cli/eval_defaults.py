@@ -1,0 +1,55 @@
+"""The sampling defaults of `rlvr eval`, taken from a recipe so that its numbers sit beside the
+trainer's `eval/accuracy` and `eval/pass@k` (same max_new_tokens, temperature and stop strings).
+
+Which recipe: `--recipe NAME_OR_FILE` if given; else, for a checkpoint inside a run folder
+(`runs/NAME/checkpoints/step_N`), that run's `config.toml`; else the demo recipe, the one that
+trains the shipped tiny model.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rlvr.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[3]
+DEFAULT_RECIPE = "demo"
+
+
+def recipe_file(name_or_path: str) -> Path:
+    """A recipe file, or the name of one in recipes/."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    candidate = REPO / "recipes" / f"{name_or_path.removesuffix('.toml')}.toml"
+    if candidate.is_file():
+        return candidate
+    raise ConfigError(f"--recipe {name_or_path}: no such recipe file or name in {REPO / 'recipes'}")
+
+
+def run_config_of(model: str | None) -> Path | None:
+    """config.toml of the run folder holding the checkpoint `model`, if it is one."""
+    if model is None:
+        return None
+    path = Path(model).resolve()
+    if path.parent.name in ("checkpoints", "best_checkpoint") and (path.parent.parent / "config.toml").is_file():
+        return path.parent.parent / "config.toml"
+    if path.name == "best_checkpoint" and (path.parent / "config.toml").is_file():
+        return path.parent / "config.toml"
+    return None
+
+
+def fill_defaults(args: argparse.Namespace) -> str:
+    """Set args.max_new_tokens, args.temperature and args.stop from the recipe where not given;
+    returns the recipe file they came from."""
+    from rlvr.config import load_config
+
+    source = recipe_file(args.recipe) if args.recipe else run_config_of(args.model) or recipe_file(DEFAULT_RECIPE)
+    config = load_config(source)
+    if args.max_new_tokens is None:
+        args.max_new_tokens = config.eval.max_new_tokens
+    if args.temperature is None:
+        args.temperature = config.eval.temperature
+    args.stop = tuple(config.sampling.stop)
+    return str(source)
