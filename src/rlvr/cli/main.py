@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rlvr.cli import audit_command, eval_command, fit_command, serve_command, verify_command
+from rlvr.cli import audit_command, eval_command, fit_command, report_command, serve_command, verify_command
 from rlvr.errors import RlvrError
 
 EPILOG = """\
@@ -18,6 +18,7 @@ examples:
   rlvr recipes                               list the recipes
   rlvr eval models/tiny-arith --n 16 --k 1,4,16   pass@k, maj@k, disagreements, report.html
   rlvr fit runs/demo --x tokens              fit the reward-vs-compute sigmoid of a run
+  rlvr report runs/demo                      one self-contained HTML page of a run
   rlvr audit math                            run the reward-hack suite against a verifier
   rlvr serve models/tiny-arith --port 8000   an OpenAI-compatible /v1/completions server (for judges)
 
@@ -43,7 +44,13 @@ def parser() -> argparse.ArgumentParser:
     verify_command.add_parser(sub)
     audit_command.add_parser(sub)
     serve_command.add_parser(sub)
+    report_command.add_parser(sub)
     return ap
+
+
+# Commands that validate or read files before (or without) the training stack: their errors and
+# answers must not wait for torch (train/demo import it once the config has passed).
+LIGHT_COMMANDS = ("train", "demo", "recipes", "fit", "verify", "audit", "report")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,12 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from rlvr.cli import commands  # config modules only: train/demo validate before torch loads
 
-        if args.command not in ("train", "demo", "recipes"):
+        if args.command not in LIGHT_COMMANDS and not (args.command == "eval" and args.samples):
             commands.load_heavy()
         return {"train": commands.train, "demo": commands.demo, "recipes": commands.recipes,
                 "eval": eval_command.run_eval, "fit": fit_command.run_fit,
                 "verify": verify_command.run_verify, "audit": audit_command.run_audit_command,
-                "serve": serve_command.run_serve}[args.command](args)
+                "serve": serve_command.run_serve, "report": report_command.run_report}[args.command](args)
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2
