@@ -60,7 +60,7 @@ def rlvr_checker():
         from rlvr.rewards import MathVerifier
 
         fn = MathVerifier()
-    return lambda response, gold: fn(response, gold).score >= 0.5
+    return lambda response, gold: fn(response=response, gold=gold).score >= 0.5
 
 
 def math_verify_checker():
