@@ -10,7 +10,8 @@ A worker that stops answering is replaced the same way: with `chunk_timeout_s` (
 and is redone on a fresh one (`engine/worker_stalls`). While every chunk is inside its time the
 driver beats the watchdog's "generate" stage (rlvr.heartbeat); a chunk that stalls again on
 its fresh worker gets no second replacement (the chunk is deterministic, so it would stall
-forever): the beats stop, and the run's watchdog reports the step and fails.
+forever): the beats stop, and the run's watchdog reports the step and fails. A fresh worker's
+start (process, model load) counts in its first chunk's time: the default 30 minutes cover it.
 
 Weights go through Ray's object store: `load_weights` puts the state dict once, and every
 worker loads it before its next chunk. (Across GPUs NCCL would be the faster path; not built.)
@@ -125,8 +126,9 @@ class RayEngine(Engine):
         (their chunks stay pending); a chunk that had stalled before gets no more beats."""
         done: list[int] = []
         deadline, waiting = time.monotonic() + self.chunk_timeout_s, list(refs)
+        poll = min(1.0, self.chunk_timeout_s / 4) if self.chunk_timeout_s else None  # beats well inside the timeout
         while waiting:
-            ready, waiting = self.ray.wait(waiting, num_returns=1, timeout=1.0 if self.chunk_timeout_s else None)
+            ready, waiting = self.ray.wait(waiting, num_returns=1, timeout=poll)
             done += [refs[ref] for ref in ready if self._take(refs[ref], ref, results)]
             if not self.chunk_timeout_s or time.monotonic() <= deadline:
                 heartbeat.beat()  # every chunk still running is inside its time
