@@ -108,6 +108,16 @@ def test_a_checkpoint_in_progress_on_the_main_thread_is_finished_before_the_stal
     assert not exits.called.is_set()  # neither was the process ended during the write
 
 
+def test_a_checkpoint_write_that_is_itself_stalled_is_interrupted(tmp_path):
+    # The atomic rename (rlvr.train.checkpoint) keeps the previous checkpoint whole.
+    t0 = time.monotonic()
+    with Watchdog(0.5, tmp_path, grace_s=5.0, exit=Exits()) as wd:
+        with pytest.raises(StallInterrupt, match="stage 'checkpoint' of step 3 \\(thread MainThread\\)"):
+            with wd.stage("checkpoint", 3, critical=True):
+                time.sleep(30)
+    assert time.monotonic() - t0 < 0.5 + 1.5  # interrupted, not deferred to the end of the write
+
+
 def test_a_main_thread_that_cannot_be_interrupted_is_ended_after_the_grace(tmp_path, capsys):
     exits = Exits()
     wd = Watchdog(0.5, tmp_path, grace_s=0.5, exit=exits)

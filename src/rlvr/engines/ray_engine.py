@@ -109,36 +109,34 @@ class RayEngine(Engine):
 
     def _run_chunks(self, chunks, seeds, params) -> list[list[Rollout]]:
         """Run chunk i on worker i; a chunk whose worker died, or stalled (once), is redone on
-        a replacement."""
+        a replacement at once. Chunk i's time runs from its first send (a stall replacement
+        restarts it, a crash replacement does not, so a crash loop cannot beat forever)."""
         results: list[list[Rollout] | None] = [None] * len(chunks)
-        pending = dict(enumerate(chunks))
-        stalled_before: set[int] = set()
-        while pending:
-            refs = {self.workers[i].generate.remote(c, params, seeds[i], self._weights_for(i), self._version): i
-                    for i, c in pending.items()}
-            for i in self._collect(refs, results, stalled_before):
-                del pending[i]
-        return results
 
-    def _collect(self, refs: dict, results: list, stalled_before: set[int]) -> list[int]:
-        """Wait for the chunks of `refs` (ref -> chunk index); return the indices finished.
-        Past the deadline, the workers of chunks that had not stalled before are replaced
-        (their chunks stay pending); a chunk that had stalled before gets no more beats."""
-        done: list[int] = []
-        deadline, waiting = time.monotonic() + self.chunk_timeout_s, list(refs)
+        def send(i: int):
+            return self.workers[i].generate.remote(chunks[i], params, seeds[i], self._weights_for(i), self._version)
+
+        waiting = {send(i): i for i in range(len(chunks))}
+        deadline = {i: time.monotonic() + self.chunk_timeout_s for i in range(len(chunks))}
+        stalled_before: set[int] = set()
         poll = min(1.0, self.chunk_timeout_s / 4) if self.chunk_timeout_s else None  # beats well inside the timeout
         while waiting:
-            ready, waiting = self.ray.wait(waiting, num_returns=1, timeout=poll)
-            done += [refs[ref] for ref in ready if self._take(refs[ref], ref, results)]
-            if not self.chunk_timeout_s or time.monotonic() <= deadline:
+            ready, _ = self.ray.wait(list(waiting), num_returns=1, timeout=poll)
+            for ref in ready:
+                i = waiting.pop(ref)
+                if not self._take(i, ref, results):
+                    waiting[send(i)] = i
+            now = time.monotonic()
+            for ref, i in list(waiting.items()):
+                if self.chunk_timeout_s and now > deadline[i] and i not in stalled_before:
+                    self._replace_stalled(i)
+                    stalled_before.add(i)
+                    del waiting[ref]
+                    waiting[send(i)] = i
+                    deadline[i] = now + self.chunk_timeout_s
+            if not self.chunk_timeout_s or all(now <= deadline[i] for i in waiting.values()):
                 heartbeat.beat()  # every chunk still running is inside its time
-            elif waiting and not stalled_before.intersection(refs[r] for r in waiting):
-                for ref in waiting:
-                    self._replace_stalled(refs[ref])
-                    stalled_before.add(refs[ref])
-                heartbeat.beat()  # a replacement is progress: the chunks start again
-                return done
-        return done
+        return results
 
     def _take(self, i: int, ref, results: list) -> bool:
         try:

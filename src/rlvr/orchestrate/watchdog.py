@@ -110,10 +110,11 @@ class Watchdog:
         self.lock = threading.Lock()
         self.open: dict[int, _Stage] = {}  # thread ident -> its innermost open stage
         self.stalled: str | None = None  # the one-line message, once a stall was found
+        self._stuck: _Stage | None = None
         self.deferred = False  # the interrupt arrived inside a critical stage of the main thread
         self._stop = threading.Event()
         self._monitor: threading.Thread | None = None
-        self._previous_handler = None
+        self._previous_handler, self._installed = None, False
 
     def stage(self, name: str, step: int, critical: bool = False):
         """A context manager around one phase of `step`; `critical`: never interrupted by a
@@ -125,6 +126,7 @@ class Watchdog:
             return
         if _SIGNAL is not None and threading.current_thread() is threading.main_thread():
             self._previous_handler = signal.signal(_SIGNAL, self._on_signal)
+            self._installed = True
         self._monitor = threading.Thread(target=self._watch, daemon=True, name="rlvr-watchdog")
         self._monitor.start()
 
@@ -132,9 +134,9 @@ class Watchdog:
         self._stop.set()
         if self._monitor is not None and self._monitor is not threading.current_thread():
             self._monitor.join()
-        if self._previous_handler is not None:
-            signal.signal(_SIGNAL, self._previous_handler)
-            self._previous_handler = None
+        if self._installed:
+            signal.signal(_SIGNAL, self._previous_handler if self._previous_handler is not None else signal.SIG_DFL)
+            self._installed = False
 
     def __enter__(self) -> Watchdog:
         self.start()
@@ -163,6 +165,7 @@ class Watchdog:
     def _fail(self, stuck: _Stage) -> None:
         now = time.monotonic()
         where = self._dump(stuck, now)
+        self._stuck = stuck
         self.stalled = (f"stalled: stage {stuck.name!r} of step {stuck.step} (thread {stuck.thread.name}) made "
                         f"no progress for {now - stuck.since:.1f} s ({self.setting} = {self.timeout_s:g}); "
                         f"every thread's stack: {where}; resume with `rlvr train --resume RUN_DIR`")
@@ -202,7 +205,7 @@ class Watchdog:
                        for top in self._open_stages() for s in top.chain())
 
     def _interrupt_main(self) -> None:
-        if self._previous_handler is None:
+        if not self._installed:
             return  # started off the main thread (or no SIGUSR1): the grace exit remains
         signal.pthread_kill(threading.main_thread().ident, _SIGNAL)
 
@@ -219,8 +222,10 @@ class Watchdog:
         raise StallInterrupt(self.stalled)
 
     def _in_critical_stage(self) -> bool:
+        """This thread is inside a critical stage, and the stalled stage is not one of its."""
         top = heartbeat.current()
-        return isinstance(top, _Stage) and any(s.critical for s in top.chain())
+        chain = list(top.chain()) if isinstance(top, _Stage) else []
+        return self._stuck not in chain and any(s.critical for s in chain)
 
     def raise_if_deferred(self) -> None:
         if self.deferred and threading.current_thread() is threading.main_thread() \
