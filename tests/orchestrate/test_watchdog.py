@@ -75,6 +75,15 @@ def test_a_stalled_thread_interrupts_the_main_thread_and_dumps_every_stack(tmp_p
     assert not exits.called.is_set()  # the main thread unwound: no forced exit
 
 
+def test_no_stage_open_for_the_timeout_is_a_stall_between_stages(tmp_path):
+    # Like an async trainer waiting for rollouts while the producer waits for weights.
+    with Watchdog(0.5, tmp_path, exit=Exits()) as wd:
+        with wd.stage("train", 4):
+            pass
+        with pytest.raises(StallInterrupt, match=r"stage 'between stages \(none open\)' of step 4"):
+            time.sleep(30)
+
+
 def test_beats_keep_a_slow_stage_alive():
     with Watchdog(0.4, None, exit=Exits()) as wd:
         with wd.stage("generate", 1):

@@ -14,7 +14,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (optional extra `r
 from rlvr.engines.base import SamplingParams  # noqa: E402
 from rlvr.engines.loading import load_tokenizer  # noqa: E402
 from rlvr.engines.ray_engine import RayEngine, RolloutWorker  # noqa: E402
-from rlvr.heartbeat import StallInterrupt  # noqa: E402
+from rlvr.heartbeat import StallError  # noqa: E402
 from rlvr.orchestrate.watchdog import Watchdog  # noqa: E402
 
 TINY = Path(__file__).resolve().parents[2] / "models" / "tiny-arith"
@@ -63,8 +63,9 @@ def test_a_chunk_that_stalls_on_its_fresh_worker_too_is_left_to_the_watchdog(loc
     e._actor = ray.remote(num_cpus=0)(StallingWorker)  # every replacement stalls as well
     e.workers[0] = e._spawn()
     before = e.stalls
-    with Watchdog(3.0, None, grace_s=30.0) as wd:  # the run's: chunk timeout = stall timeout
-        with pytest.raises(StallInterrupt, match="stage 'generate' of step 5"):
+    # Ray's wait turns the interrupt into a SystemError; the watchdog's exit makes it StallError.
+    with pytest.raises(StallError, match="stage 'generate' of step 5"):
+        with Watchdog(3.0, None, grace_s=30.0) as wd:  # the run's: chunk timeout = stall timeout
             with wd.stage("generate", 5):
                 e.generate(PROMPTS, 2, PARAMS)
     assert e.stalls - before == 1, f"restarts: {e.restarts}"

@@ -23,8 +23,8 @@ from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.run_folder import RunFolder
 from rlvr.orchestrate.scoring import score_groups
 from rlvr.orchestrate.tensorboard import TensorBoardLog
-from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows, staleness_metrics
+from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
 from rlvr.tasks import PromptSampler
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
@@ -140,7 +140,8 @@ class SyncLoop:
             if self.should_eval():
                 with self.watchdog.stage("eval", self.step):
                     metrics.update(self.eval_metrics())
-                self.keep_if_best(metrics)
+                with self.watchdog.stage("checkpoint", self.step, critical=True):  # the best one
+                    self.keep_if_best(metrics)
             if c.eval.forecast_every and self.step % c.eval.forecast_every == 0:
                 forecast, message = forecast_metrics([*self.folder.read_metrics(), metrics])
                 metrics.update(forecast)

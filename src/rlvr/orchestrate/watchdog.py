@@ -61,6 +61,7 @@ class _Stage:
         heartbeat.set_current(self)
         with self.watchdog.lock:
             self.watchdog.open[self.thread.ident] = self
+            self.watchdog.last_change, self.watchdog.last_step = self.started, self.step
         return self
 
     def __exit__(self, *exc) -> None:
@@ -71,6 +72,7 @@ class _Stage:
                 self.watchdog.open[self.thread.ident] = self.outer
             else:
                 self.watchdog.open.pop(self.thread.ident, None)
+            self.watchdog.last_change = time.monotonic()
         if self.critical and exc[0] is None:
             self.watchdog.raise_if_deferred()
 
@@ -111,6 +113,9 @@ class Watchdog:
         self.open: dict[int, _Stage] = {}  # thread ident -> its innermost open stage
         self.stalled: str | None = None  # the one-line message, once a stall was found
         self._stuck: _Stage | None = None
+        # When a stage last opened or closed, and its step: with none open for the timeout,
+        # the loop is stuck between stages (two of its threads waiting on each other).
+        self.last_change, self.last_step = time.monotonic(), 0
         self.deferred = False  # the interrupt arrived inside a critical stage of the main thread
         self._stop = threading.Event()
         self._monitor: threading.Thread | None = None
@@ -127,6 +132,7 @@ class Watchdog:
         if _SIGNAL is not None and threading.current_thread() is threading.main_thread():
             self._previous_handler = signal.signal(_SIGNAL, self._on_signal)
             self._installed = True
+        self.last_change = time.monotonic()
         self._monitor = threading.Thread(target=self._watch, daemon=True, name="rlvr-watchdog")
         self._monitor.start()
 
@@ -144,8 +150,10 @@ class Watchdog:
 
     def __exit__(self, kind, value, tb) -> None:
         self.stop()
-        if kind is not None and issubclass(kind, StallInterrupt):
-            raise StallError(str(value)) from None  # the CLI prints it in one line, status 2
+        if kind is not None and self.stalled is not None:
+            # Whatever unwound the run after a stall is its consequence: the interrupt itself,
+            # or what a C extension made of it (Ray's wait turns it into a SystemError).
+            raise StallError(self.stalled) from (None if issubclass(kind, StallInterrupt) else value)
 
     # The monitor thread.
 
@@ -159,8 +167,16 @@ class Watchdog:
     def _find_stall(self) -> _Stage | None:
         now = time.monotonic()
         with self.lock:
-            stages = list(self.open.values())
+            stages, last_change = list(self.open.values()), self.last_change
+        if not stages and now - last_change > self.timeout_s:
+            return self._between_stages(last_change)
         return next((s for s in stages if now - s.since > self.timeout_s), None)
+
+    def _between_stages(self, since: float) -> _Stage:
+        """A stand-in stage for the report when none is open: charged to the main thread."""
+        gap = _Stage(self, "between stages (none open)", self.last_step, False)
+        gap.thread, gap.started, gap.since, gap.outer = threading.main_thread(), since, since, None
+        return gap
 
     def _fail(self, stuck: _Stage) -> None:
         now = time.monotonic()
