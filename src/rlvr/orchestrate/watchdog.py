@@ -184,7 +184,7 @@ class Watchdog:
         self._stuck = stuck
         self.stalled = (f"stalled: stage {stuck.name!r} of step {stuck.step} (thread {stuck.thread.name}) made "
                         f"no progress for {now - stuck.since:.1f} s ({self.setting} = {self.timeout_s:g}); "
-                        f"every thread's stack: {where}; resume with `rlvr train --resume RUN_DIR`")
+                        f"every thread's stack: {where}; resume with `rlvr train --resume {self.dump_dir or 'RUN_DIR'}`")
         self._interrupt_main()
         if self._stop.wait(self.grace_s):
             return  # the main thread unwound and stopped the watchdog
