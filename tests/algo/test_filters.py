@@ -34,3 +34,41 @@ def test_kept_rows_are_exactly_those_with_nonzero_advantage_somewhere_in_their_g
         assert bool(f.keep_rows[rows].all()) == bool(adv[rows].any())
         assert bool(f.keep_rows[rows].any()) == bool(f.keep_rows[rows].all())
     assert f.kept + f.dropped == len(group_ids.unique())
+
+
+def test_rewards_that_differ_only_by_rounding_count_as_zero_variance():
+    # 0.1 + 0.2 = 0.30000000000000004 in float64: the same reward as 0.3, rounded differently
+    # (e.g. a rubric's weighted sum vs a verifier's constant). Group 0 [0.1 + 0.2, 0.3, 0.3]:
+    # spread 5.6e-17 <= 1e-6, dropped. Group 1 [0.3, 0.3 + 2e-6]: spread 2e-6 > 1e-6, kept.
+    # Group 2 [1/3 as float32, 1/3 as float64]: spread 9.9e-9 (float32 rounding), dropped.
+    rewards = torch.tensor([0.1 + 0.2, 0.3, 0.3, 0.3, 0.3 + 2e-6,
+                            float(torch.tensor(1 / 3, dtype=torch.float32)), 1 / 3], dtype=torch.float64)
+    group_ids = torch.tensor([0, 0, 0, 1, 1, 2, 2])
+    f = nonzero_variance_groups(rewards, group_ids)
+    assert f.keep_groups.tolist() == [False, True, False]
+    assert (f.kept.item(), f.dropped.item()) == (1, 2)
+
+
+def test_atol_zero_compares_exactly():
+    rewards = torch.tensor([0.1 + 0.2, 0.3], dtype=torch.float64)
+    assert nonzero_variance_groups(rewards, torch.tensor([0, 0]), atol=0.0).keep_groups.tolist() == [True]
+    assert nonzero_variance_groups(rewards, torch.tensor([0, 0])).keep_groups.tolist() == [False]
+
+
+def test_dynamic_sampling_and_the_metric_use_the_same_tolerance():
+    from collections import Counter
+
+    from rlvr.config.schema import SamplingSection
+    from rlvr.orchestrate.dynamic_sampling import select_groups
+    from rlvr.orchestrate.step_metrics import rollout_metrics
+    from rlvr.types import Rollout, Sample, Scored
+
+    def group(*rewards):
+        r = Rollout(prompt_ids=(1,), completion_ids=(2,), logprobs=(0.0,), text="x", finish_reason="stop")
+        return [Scored(sample=Sample(prompt="p", answer="a"), rollout=r, reward=x, reason="") for x in rewards]
+
+    rounded, mixed = group(0.1 + 0.2, 0.3), group(0.0, 1.0)
+    kept, counts = select_groups(lambda n: ([rounded, mixed], Counter()),
+                                 SamplingSection(prompts_per_step=2, zero_variance="drop"))
+    assert kept == [mixed] and counts["groups/dropped"] == 1
+    assert rollout_metrics([rounded, mixed])["groups/zero_variance_frac"] == 0.5

@@ -38,6 +38,9 @@ class RunSection(Section):
     name: str = "run"
     seed: int = Field(0, ge=0)
     output_dir: str = "runs"
+    # Watchdog (docs/scaling.md): a stage (sample, generate, score, train, sync, checkpoint, a
+    # Ray chunk) with no progress for this long dumps every thread's stack and fails; 0: off.
+    stall_timeout_s: float = Field(1800.0, ge=0)
 
 
 class ModelSection(Section):

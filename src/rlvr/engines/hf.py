@@ -27,6 +27,7 @@ from collections.abc import Callable
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
+from rlvr import heartbeat
 from rlvr.engines import qwen2_decode
 from rlvr.engines.base import Engine, SamplingParams
 from rlvr.engines.loading import pad_token_id
@@ -156,6 +157,7 @@ class HFEngine(Engine):
             banned = self.eos_id if t < params.min_new_tokens else None
             token, logp = sample_next(logits, params, self.generator, banned)
             tracker.record(token.cpu(), logp.cpu(), self._version)
+            heartbeat.beat()  # a decode step is progress for the watchdog (rlvr.orchestrate.watchdog)
             if tracker.all_done() or t == params.max_new_tokens - 1:
                 break
             feed = torch.where(tracker.active.to(device), token, torch.full_like(token, self.pad_id))

@@ -5,6 +5,14 @@ sampling seed drawn from the driver's generator. A chunk's result therefore does
 which worker ran it, so when a worker dies its chunk is redone on a fresh worker with the same
 seed: nothing is lost, nothing is counted twice, and the run is the one it would have been.
 
+A worker that stops answering is replaced the same way: with `chunk_timeout_s` (the run's
+`run.stall_timeout_s`), a chunk still running that long after it was sent has its worker killed
+and is redone on a fresh one (`engine/worker_stalls`). While every chunk is inside its time the
+driver beats the watchdog's "generate" stage (rlvr.heartbeat); a chunk that stalls again on
+its fresh worker gets no second replacement (the chunk is deterministic, so it would stall
+forever): the beats stop, and the run's watchdog reports the step and fails. A fresh worker's
+start (process, model load) counts in its first chunk's time: the default 30 minutes cover it.
+
 Weights go through Ray's object store: `load_weights` puts the state dict once, and every
 worker loads it before its next chunk. (Across GPUs NCCL would be the faster path; not built.)
 With LoRA the state dict is the adapters only, and each worker wraps its model the same way.
@@ -12,8 +20,11 @@ With LoRA the state dict is the adapters only, and each worker wraps its model t
 
 from __future__ import annotations
 
+import time
+
 import torch
 
+from rlvr import heartbeat
 from rlvr.engines.base import Engine, SamplingParams
 from rlvr.errors import RlvrError
 from rlvr.types import Rollout
@@ -56,7 +67,7 @@ class RolloutWorker:
 class RayEngine(Engine):
     def __init__(self, model_path: str, tokenizer, *, dtype: str = "float32", fp32_head: bool = True,
                  workers: int = 1, address: str = "auto", seed: int = 0, threads_per_worker: int = 1,
-                 prepare_model=None):
+                 prepare_model=None, chunk_timeout_s: float = 0.0):
         ray = _ray()
         if not ray.is_initialized():
             try:
@@ -72,6 +83,8 @@ class RayEngine(Engine):
         self.worker_versions = [0] * workers  # the version each worker holds (0: the folder's)
         self.weights_ref, self._version = None, 0
         self.restarts = 0  # workers replaced after dying (a metric)
+        self.chunk_timeout_s = chunk_timeout_s  # 0: wait for a chunk forever
+        self.stalls = 0  # workers replaced because their chunk ran past chunk_timeout_s (a metric)
 
     def _spawn(self):
         return self._actor.remote(*self._spec)
@@ -95,26 +108,56 @@ class RayEngine(Engine):
         return [flat[i * n:(i + 1) * n] for i in range(len(prompts))]
 
     def _run_chunks(self, chunks, seeds, params) -> list[list[Rollout]]:
-        """Run chunk i on worker i; a chunk whose worker died is redone on a replacement."""
+        """Run chunk i on worker i; a chunk whose worker died, or stalled (once), is redone on
+        a replacement at once. Chunk i's time runs from its first send (a stall replacement
+        restarts it, a crash replacement does not, so a crash loop cannot beat forever)."""
         results: list[list[Rollout] | None] = [None] * len(chunks)
-        pending = dict(enumerate(chunks))
-        while pending:
-            refs = {i: self.workers[i].generate.remote(c, params, seeds[i], self._weights_for(i), self._version)
-                    for i, c in pending.items()}
-            for i, ref in refs.items():
-                try:
-                    results[i] = self.ray.get(ref)
-                    self.worker_versions[i] = self._version
-                    del pending[i]
-                except self.ray.exceptions.RayActorError:
-                    self.workers[i] = self._spawn()
-                    self.worker_versions[i] = 0
-                    self.restarts += 1
+
+        def send(i: int):
+            return self.workers[i].generate.remote(chunks[i], params, seeds[i], self._weights_for(i), self._version)
+
+        waiting = {send(i): i for i in range(len(chunks))}
+        deadline = {i: time.monotonic() + self.chunk_timeout_s for i in range(len(chunks))}
+        stalled_before: set[int] = set()
+        poll = min(1.0, self.chunk_timeout_s / 4) if self.chunk_timeout_s else None  # beats well inside the timeout
+        while waiting:
+            ready, _ = self.ray.wait(list(waiting), num_returns=1, timeout=poll)
+            for ref in ready:
+                i = waiting.pop(ref)
+                if not self._take(i, ref, results):
+                    waiting[send(i)] = i
+            now = time.monotonic()
+            for ref, i in list(waiting.items()):
+                if self.chunk_timeout_s and now > deadline[i] and i not in stalled_before:
+                    self._replace_stalled(i)
+                    stalled_before.add(i)
+                    del waiting[ref]
+                    waiting[send(i)] = i
+                    deadline[i] = now + self.chunk_timeout_s
+            if not self.chunk_timeout_s or all(now <= deadline[i] for i in waiting.values()):
+                heartbeat.beat()  # every chunk still running is inside its time
         return results
+
+    def _take(self, i: int, ref, results: list) -> bool:
+        try:
+            results[i] = self.ray.get(ref)
+        except self.ray.exceptions.RayActorError:
+            self.workers[i] = self._spawn()
+            self.worker_versions[i] = 0
+            self.restarts += 1
+            return False
+        self.worker_versions[i] = self._version
+        return True
+
+    def _replace_stalled(self, i: int) -> None:
+        self.ray.kill(self.workers[i], no_restart=True)
+        self.workers[i] = self._spawn()
+        self.worker_versions[i] = 0
+        self.stalls += 1
 
     def _weights_for(self, i: int):
         """Send the weights only to a worker that does not hold this version yet."""
         return None if self.worker_versions[i] == self._version else self.weights_ref
 
     def stats(self) -> dict[str, float]:
-        return {"engine/worker_restarts": float(self.restarts)}
+        return {"engine/worker_restarts": float(self.restarts), "engine/worker_stalls": float(self.stalls)}

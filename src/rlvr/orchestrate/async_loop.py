@@ -87,8 +87,9 @@ class AsyncLoop(SyncLoop):
                         return
                     self.pending_states.append(self.loop_state())
                 with self.engine_lock:
-                    self._load_new_weights()
-                    produced = self.produce()
+                    with self.watchdog.stage("sync", i + 1):  # batch i is trained at step i + 1
+                        self._load_new_weights()
+                    produced = self.produce(step=i + 1)
                 with self.cond:
                     self.ready.append(produced)
                     self.cond.notify_all()
@@ -119,4 +120,5 @@ class AsyncLoop(SyncLoop):
             with self.cond:
                 self.stopping = True
                 self.cond.notify_all()
-            producer.join()
+            if self.watchdog.stalled is None:  # a stalled producer may never return
+                producer.join()

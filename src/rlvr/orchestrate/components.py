@@ -121,7 +121,7 @@ def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: P
                                     seed=config.run.seed) if m.lora_rank else None
         return RayEngine(str(model_path), tokenizer, dtype=config.model.dtype, fp32_head=config.model.fp32_head,
                          workers=o.rollout_workers, address=o.ray_address, seed=config.run.seed,
-                         prepare_model=prepare)
+                         prepare_model=prepare, chunk_timeout_s=config.run.stall_timeout_s)
     return HFEngine(engine_copy(model), tokenizer, seed=config.run.seed)
 
 

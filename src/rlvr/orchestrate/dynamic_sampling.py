@@ -21,8 +21,9 @@ Generate = Callable[[int], tuple[list[list[Scored]], Counter]]  # n prompts → 
 
 
 def with_variance(groups: list[list[Scored]]) -> list[list[Scored]]:
-    """The groups whose rewards are not all equal (they carry a group-relative signal)."""
-    rewards = torch.tensor([s.reward for g in groups for s in g])
+    """The groups whose rewards are not all equal up to rounding (`ZERO_VARIANCE_ATOL`): they
+    carry a group-relative signal."""
+    rewards = torch.tensor([s.reward for g in groups for s in g], dtype=torch.float64)
     ids = torch.tensor([i for i, g in enumerate(groups) for _ in g])
     keep = nonzero_variance_groups(rewards, ids).keep_groups
     return [g for i, g in enumerate(groups) if bool(keep[i])]

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from rlvr import heartbeat
 from rlvr.config.schema import RewardSection
 from rlvr.errors import ConfigError, RewardError
 from rlvr.rewards import CompositeVerdict, Verdict
@@ -108,6 +109,7 @@ def score_groups(fn: RewardFn, samples: list[Sample], rollouts: list[list[Rollou
             if isinstance(v, CompositeVerdict):
                 counts.update({f"reward/component/{n}": RunningMean(s, 1) for n, s in v.details})
             scored.append(Scored(sample=sample, rollout=r, reward=v.score, reason=v.reason, flags=v.flags))
+            heartbeat.beat()  # a scored sample is progress for the watchdog
         groups.append(scored)
     return groups, counts
 

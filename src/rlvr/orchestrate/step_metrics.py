@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 
+from rlvr.algo.filters import ZERO_VARIANCE_ATOL
 from rlvr.rewards.cot_monitor import CotMonitor
 from rlvr.types import Scored
 
@@ -14,7 +15,7 @@ def rollout_metrics(groups: list[list[Scored]]) -> dict[str, float]:
     lengths = [len(s.rollout.completion_ids) for s in flat]
     correct = [n for s, n in zip(flat, lengths) if s.reward >= 1.0]
     wrong = [n for s, n in zip(flat, lengths) if s.reward < 1.0]
-    zero_var = sum(1 for g in groups if len({s.reward for s in g}) == 1)
+    zero_var = sum(1 for g in groups if _spread(g) <= ZERO_VARIANCE_ATOL)  # the filter's rule
     return {
         "reward/mean": statistics.fmean(rewards),
         "reward/std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
@@ -27,6 +28,11 @@ def rollout_metrics(groups: list[list[Scored]]) -> dict[str, float]:
         "response/empty_frac": sum(not s.rollout.text.strip() for s in flat) / len(flat),
         "groups/zero_variance_frac": zero_var / len(groups),
     }
+
+
+def _spread(group: list[Scored]) -> float:
+    rewards = [s.reward for s in group]
+    return max(rewards) - min(rewards)
 
 
 def sample_rows(groups: list[list[Scored]], step: int, limit: int) -> list[dict]:

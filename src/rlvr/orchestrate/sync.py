@@ -24,6 +24,7 @@ from rlvr.orchestrate.run_folder import RunFolder
 from rlvr.orchestrate.scoring import score_groups
 from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.step_metrics import rollout_metrics, sample_rows, staleness_metrics
+from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
 from rlvr.tasks import PromptSampler
 from rlvr.train.checkpoint import CheckpointSchedule, load_state, save_checkpoint
@@ -60,6 +61,7 @@ class SyncLoop:
         k = config.checkpoint
         self.schedule = CheckpointSchedule(k.every, k.every_minutes * 60 if k.every_minutes else None)
         self.stop_requested = False  # set by the first Ctrl-C (rlvr.orchestrate.run): stop after this step
+        self.watchdog = Watchdog(config.run.stall_timeout_s, folder.path if folder.writes else None)
 
     def resume_from(self, checkpoint) -> int:
         """Load a verified checkpoint's loop state (its weights were loaded by `build`); None:
@@ -127,7 +129,8 @@ class SyncLoop:
         c = self.config
         board = TensorBoardLog(self.folder.path / "tensorboard") if c.log.tensorboard and self.folder.writes else None
         try:
-            self._run(display, board)
+            with self.watchdog:
+                self._run(display, board)
         finally:
             if board is not None:
                 board.close()
@@ -140,8 +143,10 @@ class SyncLoop:
                 break
             metrics = self.train_step()
             if self.should_eval():
-                metrics.update(self.eval_metrics())
-                self.keep_if_best(metrics)
+                with self.watchdog.stage("eval", self.step):
+                    metrics.update(self.eval_metrics())
+                with self.watchdog.stage("checkpoint", self.step, critical=True):  # the best one
+                    self.keep_if_best(metrics)
             if c.eval.forecast_every and self.step % c.eval.forecast_every == 0:
                 forecast, message = forecast_metrics([*self.folder.read_metrics(), metrics])
                 metrics.update(forecast)
@@ -150,12 +155,14 @@ class SyncLoop:
             if board is not None:
                 board.write(metrics)
             if self.schedule.due(self.step):
-                self.checkpoint()
+                with self.watchdog.stage("checkpoint", self.step, critical=True):
+                    self.checkpoint()
             display.update(self.step, metrics)
             for warning in self.warnings:
                 display.note(f"step {self.step}: monitor: {warning}")
         if self.step > self.schedule.last_step:  # the last step, the time limit, or Ctrl-C
-            self.checkpoint()
+            with self.watchdog.stage("checkpoint", self.step, critical=True):
+                self.checkpoint()
 
     def eval_metrics(self) -> dict[str, float]:
         """Greedy accuracy, and pass@k from `eval.samples` completions per prompt when set."""
@@ -189,18 +196,23 @@ class SyncLoop:
             state["curriculum"] = self.curriculum.state_dict()
         return state
 
-    def produce(self) -> Produced:
-        """Draw prompts, generate G completions each, and score them."""
-        c, p = self.config, self.parts
+    def produce(self, step: int | None = None) -> Produced:
+        """Draw prompts, generate G completions each, and score them (for `step`, by default
+        the next one; the watchdog's stages name it)."""
+        c, p, wd = self.config, self.parts, self.watchdog
+        step = self.step + 1 if step is None else step
         state = self.loop_state()
         timing = Counter()
 
         def generate(n: int):
             t0 = time.perf_counter()
-            samples = self.sampler.next_batch(n, skip=self.is_retired)
-            rollouts = p.engine.generate([s.prompt for s in samples], c.sampling.group_size, p.sampling)
+            with wd.stage("sample", step):
+                samples = self.sampler.next_batch(n, skip=self.is_retired)
+            with wd.stage("generate", step):
+                rollouts = p.engine.generate([s.prompt for s in samples], c.sampling.group_size, p.sampling)
             t1 = time.perf_counter()
-            scored = score_groups(p.reward_fn, samples, rollouts, c.reward.on_error)
+            with wd.stage("score", step):
+                scored = score_groups(p.reward_fn, samples, rollouts, c.reward.on_error)
             timing["generate"] += t1 - t0
             timing["score"] += time.perf_counter() - t1
             return scored
@@ -234,17 +246,19 @@ class SyncLoop:
         """Train on a produced batch, push the new weights to the engine, and report."""
         c, p = self.config, self.parts
         t0 = time.perf_counter()
-        batch, shaping, critic_data = build_batch(produced.groups, c, p)
-        metrics: dict[str, float] = {}
-        if critic_data is not None:
-            shaping.update(p.critic.step(batch, *critic_data))
-        if self.step >= c.critic.pretrain_steps or critic_data is None:
-            for _ in range(c.train.updates_per_batch):
-                metrics = p.trainer.step(batch)
-        else:  # VAPO value pretraining: the critic learns, the policy waits
-            metrics = {"critic/pretraining": 1.0}
+        with self.watchdog.stage("train", self.step + 1):
+            batch, shaping, critic_data = build_batch(produced.groups, c, p)
+            metrics: dict[str, float] = {}
+            if critic_data is not None:
+                shaping.update(p.critic.step(batch, *critic_data))
+            if self.step >= c.critic.pretrain_steps or critic_data is None:
+                for _ in range(c.train.updates_per_batch):
+                    metrics = p.trainer.step(batch)
+            else:  # VAPO value pretraining: the critic learns, the policy waits
+                metrics = {"critic/pretraining": 1.0}
         self.step += 1
-        self.sync_weights()
+        with self.watchdog.stage("sync", self.step):
+            self.sync_weights()
         train_s = time.perf_counter() - t0
         # Sync: the step is generation + training. Async: what the trainer waited + training.
         step_s = train_s + (wait_s if self.overlapped else produced.generate_s + produced.score_s)
