@@ -37,7 +37,7 @@ def run_mode(mode: str, k: int, args, out_root: Path, inflight: bool = False) ->
     overrides = [f"run.output_dir={out_root}", f"run.name={mode}-k{k}-{inflight}", f"train.steps={args.steps}",
                  f"sampling.min_new_tokens={args.min_new_tokens}", f"sampling.prompts_per_step={args.prompts}", f"sampling.max_new_tokens={args.min_new_tokens}",
                  "reward.function=async_pipeline:starts_with_sum", "eval.size=0", "log.progress=none",
-                 "train.time_limit_s=100000", "checkpoint.every=100000", f"orchestrate.mode={mode}",
+                 "train.time_limit_s=100000", "checkpoint.every=100000", "checkpoint.every_minutes=0", f"orchestrate.mode={mode}",
                  f"orchestrate.max_staleness={k}", f"orchestrate.inflight_updates={str(inflight).lower()}"]
     start = time.perf_counter()
     result = train(load_config(REPO / "recipes" / "demo.toml", overrides))

@@ -28,7 +28,7 @@ def run(name: str, seed: int, args, root: Path) -> list[tuple[int, float]]:
     config = load_config(REPO / "recipes" / f"{name}.toml", [
         f"run.output_dir={root}", f"run.name={name}-{seed}", f"run.seed={seed}", f"train.steps={args.steps}",
         f"train.lr={args.lr}", f"eval.every={args.every}", "eval.size=200", "log.progress=none",
-        "checkpoint.every=100000", "train.time_limit_s=100000"])
+        "checkpoint.every=100000", "checkpoint.every_minutes=0", "train.time_limit_s=100000"])
     result = train(config, eval_full=False)
     return [(0, args.start_accuracy)] + [(r["step"], r["eval/accuracy"]) for r in result.folder.read_metrics() if "eval/accuracy" in r]
 

@@ -140,3 +140,16 @@ def test_sequence_sum_is_length_times_the_gspo_log_ratio():
     seq, _ = grad_of_row_sum("sequence", 0)
     seq_sum, _ = grad_of_row_sum("sequence_sum", 0)
     torch.testing.assert_close(seq_sum, seq * MASK.sum(dim=1, keepdim=True), rtol=1e-12, atol=1e-15)
+
+
+def test_sequence_sum_stays_finite_on_long_drifting_rows():
+    # 400 tokens, each 0.25 nats off-policy: the row sums to 100, past float32's exp range. The
+    # clamp at 20 keeps loss and gradient finite for both signs of A (review finding, 2026-12-01).
+    old = torch.full((2, 400), -1.0)
+    logp = (old + 0.25).requires_grad_()
+    mask = torch.ones(2, 400)
+    log_ratio = RATIO_LEVELS["sequence_sum"](logp, old, mask)
+    loss, _ = SURROGATES["ppo_clip"](log_ratio, torch.tensor([[1.0], [-1.0]]).expand(2, 400), eps_low=0.2, eps_high=0.2)
+    loss.sum().backward()
+    assert torch.isfinite(loss).all() and torch.isfinite(logp.grad).all()
+    assert log_ratio.max().item() == 20.0

@@ -392,3 +392,31 @@ ASSERT3 = CodeTests(
     tuple(f"def check(candidate):\n    assert candidate({a}, {b}) == {a + b}\n" for a, b in ((1, 2), (2, 2), (0, 5))),
     "add",
 )
+
+
+def test_a_failed_collection_run_is_a_sandbox_error_and_is_tried_again():
+    # Review finding (2026-12-01): one transient worker failure during collection was cached as
+    # the test file's fault, so every later answer to that file scored 0 as "not collected".
+    from rlvr.rewards.sandbox import Execution
+
+    class FailingSandbox:
+        limits = Limits()
+
+        def __init__(self):
+            self.collect_jobs = 0
+
+        def map(self, jobs):
+            self.collect_jobs += len(jobs)
+            return [Execution(None, b"", b"", b"", False, False, 0.0, "none", error="worker died") for _ in jobs]
+
+        def map_in_turn(self, sequences):
+            assert not sequences, "nothing may run without collected tests"
+            return []
+
+    sandbox = FailingSandbox()
+    verifier = CodeVerifier(sandbox=sandbox)
+    gold = json.dumps({"style": "pytest", "tests": ["def test_a():\n    from solution import f\n    assert f() == 1\n"]})
+    for expected_jobs in (1, 2):
+        verdict = verifier(response="def f():\n    return 1\n", gold=gold)
+        assert verdict.score == 0.0 and verdict.flags == ("sandbox_error",) and "worker died" in verdict.reason
+        assert sandbox.collect_jobs == expected_jobs  # collected again, not served from a cache

@@ -131,3 +131,34 @@ def test_the_wait_window_gathers_a_later_arrival(make_service):
 
     assert asyncio.run(two_apart(0.5)) == 1  # the second arrived inside the first's window
     assert asyncio.run(two_apart(0.0)) == 2
+
+
+def test_requests_that_timed_out_in_the_queue_free_their_places(make_service):
+    # Review finding (2026-12-01): a 504 left its job in the queue until the running batch
+    # ended, so a burst of timeouts behind a long batch made every new request a 503.
+    service = make_service()
+    gate = threading.Event()
+    real = service.run_batch
+    service.run_batch = lambda batch, stop: (gate.wait(10), real(batch, stop))[1]  # hold the engine
+    worker = EngineWorker(service, ServeLimits(queue_size=2, request_timeout_s=30))
+
+    async def scenario():
+        task = asyncio.create_task(worker.run())
+        first = asyncio.create_task(worker.answer(ask(service, {"prompt": "a", "max_tokens": 2}), time.monotonic()))
+        await asyncio.sleep(0.05)  # the worker took `first`; the engine is held
+        worker.limits = ServeLimits(queue_size=2, request_timeout_s=0.2)
+        late = await asyncio.gather(*(worker.answer(ask(service, {"prompt": "b", "max_tokens": 2}), time.monotonic())
+                                      for _ in range(2)), return_exceptions=True)
+        waiting_after = len(worker.waiting)
+        worker.limits = ServeLimits(queue_size=2, request_timeout_s=30)
+        admitted = asyncio.create_task(worker.answer(ask(service, {"prompt": "c", "max_tokens": 2}), time.monotonic()))
+        await asyncio.sleep(0.05)
+        gate.set()
+        done = await asyncio.gather(first, admitted, return_exceptions=True)
+        task.cancel()
+        return late, waiting_after, done
+
+    late, waiting_after, done = asyncio.run(scenario())
+    assert all(isinstance(e, BadRequest) and e.status == 504 for e in late)
+    assert waiting_after == 0  # the two dead jobs left the queue
+    assert all(isinstance(d, dict) and d["choices"] for d in done), done

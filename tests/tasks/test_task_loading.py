@@ -22,7 +22,7 @@ def test_reasoning_gym_config_loads_disjoint_splits():
     assert len(train) <= 60 and len(test) <= 20 and len(train) >= 50
     assert not {s.prompt for s in train} & {s.prompt for s in test}
     reward = build_reward_fn(config.reward)
-    assert all(reward(f"<answer>{s.answer}</answer>", s.answer).score == 1.0 for s in test)
+    assert all(reward(response=f"<answer>{s.answer}</answer>", gold=s.answer).score == 1.0 for s in test)
 
 
 def test_reasoning_gym_config_errors_name_the_field():

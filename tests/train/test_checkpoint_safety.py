@@ -135,3 +135,13 @@ def test_schedule_by_steps_or_minutes_whichever_first():
     assert by_time.due(2)
     by_time.written(2)
     assert not by_time.due(2) and not by_time.due(3)  # the clock restarts at each checkpoint
+
+
+def test_every_minutes_zero_turns_the_clock_off():
+    from rlvr.config import load_config
+    from rlvr.train.checkpoint import CheckpointSchedule
+
+    k = load_config(None, ["checkpoint.every_minutes=0"]).checkpoint
+    clock = iter(range(0, 10**9, 10**6)).__next__  # a million seconds a call
+    schedule = CheckpointSchedule(k.every, k.every_minutes * 60 if k.every_minutes else None, clock=clock)
+    assert not any(schedule.due(step) for step in range(1, 50))

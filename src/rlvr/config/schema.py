@@ -279,11 +279,12 @@ class LogSection(Section):
 
 class CheckpointSection(Section):
     """A checkpoint is written when `every` steps or `every_minutes` of wall time have passed
-    since the last one, whichever comes first (None turns a trigger off), and always after the
+    since the last one, whichever comes first (`every` unset or `every_minutes = 0` turns that
+    trigger off), and always after the
     last step, at `train.time_limit_s` and on Ctrl-C. A kill -9 loses the steps since the last."""
 
     every: Optional[int] = Field(None, ge=1)  # steps between checkpoints; 1 is every step
-    every_minutes: Optional[float] = Field(10.0, gt=0)  # wall minutes between checkpoints
+    every_minutes: float = Field(10.0, ge=0)  # wall minutes between checkpoints; 0 turns the clock off
     keep: int = Field(2, ge=1)  # newest checkpoints kept; an older intact one is the fallback for a damaged newest
 
 

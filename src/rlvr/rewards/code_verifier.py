@@ -120,8 +120,8 @@ class CodeVerifier:
     def score_many(self, pairs: Sequence[tuple[str, "str | CodeTests"]]) -> list[Verdict]:
         """Check many answers: each answer's tests in turn, the answers in parallel on the pool."""
         parsed = [(response, CodeTests.parse(gold)) for response, gold in pairs]
-        self._collect([tests for _, tests in parsed if tests.style in MODULE_STYLES])
-        plans = [self._plan(response, tests) for response, tests in parsed]
+        failed = self._collect([tests for _, tests in parsed if tests.style in MODULE_STYLES])
+        plans = [self._plan(response, tests, failed) for response, tests in parsed]
         sequences = [plan.jobs for plan in plans if isinstance(plan, Plan)]
         runs = iter(self.sandbox.map_in_turn(sequences))
         return [
@@ -139,9 +139,12 @@ class CodeVerifier:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _collect(self, suites: list[CodeTests]) -> None:
+    def _collect(self, suites: list[CodeTests]) -> dict[tuple[str, str], str]:
         """Collect each test file not yet seen, all in parallel, with no candidate (see
-        `code_items.py`); keep the test ids, or why there are none."""
+        `code_items.py`); keep the test ids, or why the file gives none. A collection run the
+        sandbox itself failed is not the file's fault: it is returned for this batch only (its
+        answers score 0 as a sandbox error) and tried again next time."""
+        failed: dict[tuple[str, str], str] = {}
         keys = dict.fromkeys((t.style, t.tests[0]) for t in suites)
         todo = [key for key in keys if key not in self._collected]
         jobs = [
@@ -150,21 +153,25 @@ class CodeVerifier:
         ]
         for key, run in zip(todo, self.sandbox.map(jobs)):
             found = read_collection(run)
-            if found is None:  # the sandbox failed: say so for this batch, try again next time
-                self._collected.pop(key, None)
-                found = f"the collection run failed: {run.error}"
-            elif len(self._collected) >= COLLECTED_KEPT:
+            if found is None:
+                failed[key] = f"the collection run failed: {run.error}"
+                continue
+            if len(self._collected) >= COLLECTED_KEPT:
                 self._collected.pop(next(iter(self._collected)))
             self._collected[key] = found
+        return failed
 
-    def _plan(self, response: str, tests: CodeTests) -> Verdict | "Plan":
+    def _plan(self, response: str, tests: CodeTests, failed: dict[tuple[str, str], str]) -> Verdict | "Plan":
         """The runs that check `response`, or a Verdict when there is nothing to run."""
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)", ("no_code",))
         code = extract_code(response, self.extract)
         if not code.strip():
             return Verdict(0.0, "no code found", ("no_code",))
-        ids = self._collected[(tests.style, tests.tests[0])] if tests.style in MODULE_STYLES else ()
+        key = (tests.style, tests.tests[0])
+        if key in failed:
+            return Verdict(0.0, failed[key], ("sandbox_error",))
+        ids = self._collected[key] if tests.style in MODULE_STYLES else ()
         if isinstance(ids, str):
             return Verdict(0.0, f"the tests cannot be collected: {ids}", ("tests_not_collected",))
         program = tests.program_prefix + code

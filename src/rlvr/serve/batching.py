@@ -68,7 +68,9 @@ class EngineWorker:
         try:
             return await asyncio.wait_for(asyncio.shield(job.future), max(0.0, job.deadline - time.monotonic()))
         except asyncio.TimeoutError:  # a distinct class before Python 3.11
-            job.abandoned = True
+            job.abandoned = True  # a running batch stops at its next decode step
+            if job in self.waiting:  # not started: free its place, or dead jobs fill the queue (503)
+                self.waiting.remove(job)
             self.stats.timed_out += 1
             raise BadRequest(f"the request took over {self.limits.request_timeout_s:g} s and was dropped",
                              status=504, code="timeout") from None

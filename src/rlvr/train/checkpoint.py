@@ -60,7 +60,20 @@ class CheckpointSchedule:
     def due(self, step: int) -> bool:
         by_steps = self.every_steps is not None and step - self.last_step >= self.every_steps
         by_time = self.every_s is not None and self.clock() - self.last_time >= self.every_s
-        return step > self.last_step and (by_steps or by_time)
+        return _all_ranks_agree(step > self.last_step and (by_steps or by_time))
+
+
+def _all_ranks_agree(due: bool) -> bool:
+    """Under torch.distributed (FSDP) one rank's clock may pass the minute mark a step before
+    another's, and the save is a collective: take the decision of any rank for all of them."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return due
+    device = f"cuda:{torch.cuda.current_device()}" if dist.get_backend() == "nccl" else "cpu"
+    flag = torch.tensor([int(due)], device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    return bool(flag.item())
 
 
 def rng_state() -> dict[str, Any]:
