@@ -73,3 +73,15 @@ def test_in_a_headless_browser_charts_render_and_filters_work(tmp_path, hash_, s
         assert (tmp_path / "shot.png").stat().st_size > 10_000
         if os.environ.get("RLVR_UPDATE_SCREENSHOT") == "1":  # re-recorded on purpose only
             shutil.copy(tmp_path / "shot.png", SHOT)
+
+
+def test_a_torn_last_metrics_line_is_left_out_and_an_inner_one_is_an_error(tmp_path):
+    from rlvr.errors import RlvrError
+    from rlvr.evaluate.run_report import read_jsonl
+
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1}\n{"step": 2}\n{"ste', encoding="utf-8")  # killed mid-append
+    assert read_jsonl(path) == [{"step": 1}, {"step": 2}]
+    path.write_text('{"step": 1}\n{"ste\n{"step": 3}\n', encoding="utf-8")
+    with pytest.raises(RlvrError, match="metrics.jsonl:2: not valid JSON"):
+        read_jsonl(path)

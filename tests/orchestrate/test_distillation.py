@@ -43,11 +43,24 @@ def test_distillation_pulls_the_policy_towards_the_teacher(tmp_path):
     assert kl[-1] < 0.5 * kl[0], kl
 
 
-def test_teacher_needs_a_kl_term_and_the_same_vocabulary(tmp_path):
+def test_teacher_needs_a_kl_term_and_the_same_tokenizer(tmp_path):
+    import shutil
+
     with pytest.raises(ConfigError, match="model.teacher_path is the KL target"):
         load_config(REPO / "recipes" / "grpo.toml", ["model.teacher_path=x", "algo.kl=none", "algo.kl_coef=0"])
-    other = perturbed_teacher(tmp_path / "other", vocab=300)
-    config = load_config(REPO / "recipes" / "grpo.toml", [
-        f"run.output_dir={tmp_path}", "train.steps=1", f"model.teacher_path={other}", *SMALL])
-    with pytest.raises(ConfigError, match="vocabulary of 300 tokens"):
-        train(config)
+    small = perturbed_teacher(tmp_path / "small", vocab=16)  # the policy's tokenizer has 100+ tokens
+    with pytest.raises(ConfigError, match="an embedding of 16 tokens"):
+        train(load_config(REPO / "recipes" / "grpo.toml", [
+            f"run.output_dir={tmp_path}", "train.steps=1", f"model.teacher_path={small}", *SMALL]))
+    # A padded, larger embedding with the policy's own tokenizer files is fine (Qwen2.5's family)...
+    padded = perturbed_teacher(tmp_path / "padded", vocab=300)
+    for f in (REPO / "models" / "tiny-arith").glob("*token*"):
+        shutil.copy(f, padded / f.name)
+    train(load_config(REPO / "recipes" / "grpo.toml", [
+        f"run.output_dir={tmp_path}", "run.name=padded", "train.steps=1", f"model.teacher_path={padded}", *SMALL]))
+    # ...a tokenizer that maps tokens to other ids is not.
+    vocab = (padded / "tokenizer.json").read_text().replace('"0": ', '"zero": ', 1)
+    (padded / "tokenizer.json").write_text(vocab)
+    with pytest.raises(ConfigError, match="maps tokens to other ids"):
+        train(load_config(REPO / "recipes" / "grpo.toml", [
+            f"run.output_dir={tmp_path}", "run.name=other", "train.steps=1", f"model.teacher_path={padded}", *SMALL]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Sequence
@@ -66,7 +67,10 @@ class Progress:
             self.groups += [group_from_dict(g) for g in row["groups"]]
             self.rng, self.chunks = base64.b64decode(row["rng"]), self.chunks + 1
             kept.append(line)
-        self.path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        if len(kept) < len(lines):  # drop the torn line; rewritten whole, then renamed over the old file
+            scratch = self.path.with_name(self.path.name + ".tmp")
+            scratch.write_text("\n".join(kept) + "\n", encoding="utf-8")
+            os.replace(scratch, self.path)
 
     def append(self, groups: Sequence[PromptGroup], rng: bytes) -> None:
         row = {"chunk": self.chunks, "groups": [group_to_dict(g) for g in groups],

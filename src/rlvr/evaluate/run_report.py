@@ -26,15 +26,18 @@ W, H, PAD = 300, 150, 28
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    """Rows of a jsonl file ([] when absent); a malformed line fails with file:line."""
+    """Rows of a jsonl file ([] when absent); a malformed line fails with file:line, except a
+    last line cut short by a kill mid-append (a stopped run's folder), which is left out."""
     if not path.is_file():
         return []
-    rows = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    rows, lines = [], path.read_text(encoding="utf-8").splitlines()
+    for lineno, line in enumerate(lines, start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as e:
+                if lineno == len(lines):
+                    break
                 raise RlvrError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
     return rows
 

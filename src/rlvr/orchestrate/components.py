@@ -14,7 +14,7 @@ from rlvr.algo.objective import check_coherence
 from rlvr.config import Config
 from rlvr.config.schema import RewardSection
 from rlvr.engines import Engine, HFEngine, SamplingParams
-from rlvr.engines.loading import load_model, load_tokenizer, resolve_device
+from rlvr.engines.loading import TOKENIZER_FILES, load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
 from rlvr.tasks.sampler import check_batch_fits
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
@@ -146,28 +146,34 @@ def judge_path_resolved(reward: RewardSection, base: Path) -> RewardSection:
 
 
 def load_reference(config: Config, objective: Objective, policy: PreTrainedModel, model_path: Path,
-                   device: torch.device, base: Path) -> PreTrainedModel | None:
+                   device: torch.device, base: Path, tokenizer) -> PreTrainedModel | None:
     """The KL target when the objective has a KL term: a teacher (`model.teacher_path`, on-policy
     distillation), else the base weights; with LoRA and no teacher, the policy with its adapters
     switched off (no second copy)."""
     if not objective.needs_ref:
         return None
     if config.model.teacher_path:
-        teacher = load_model(resolve_path(config.model.teacher_path, base), config.model.dtype,
-                             config.model.fp32_head).eval().to(device)
-        check_same_vocabulary(policy, teacher, config.model.teacher_path)
+        folder = resolve_path(config.model.teacher_path, base)
+        teacher = load_model(folder, config.model.dtype, config.model.fp32_head).eval().to(device)
+        check_teacher_vocabulary(tokenizer, teacher, folder)
         return teacher
     if config.model.lora_rank > 0:
         return AdaptersOff(policy)
     return load_model(model_path, config.model.dtype, config.model.fp32_head).eval().to(device)
 
 
-def check_same_vocabulary(policy: PreTrainedModel, teacher: PreTrainedModel, teacher_path: str) -> None:
-    """Per-token log-probs compare only over one vocabulary: refuse a teacher with another."""
-    ours, theirs = policy.config.vocab_size, teacher.config.vocab_size
-    if ours != theirs:
-        raise ConfigError(f"model.teacher_path = {teacher_path!r}: vocabulary of {theirs} tokens, the policy's "
-                          f"has {ours}; distillation needs the same tokenizer")
+def check_teacher_vocabulary(tokenizer, teacher: PreTrainedModel, folder: Path) -> None:
+    """The teacher scores the policy's token ids, so it must read them as the same tokens: its
+    own tokenizer (when its folder has one) must map every token to the same id, and its
+    embedding must cover every id. A larger, padded embedding is fine (Qwen2.5's sizes differ
+    by padding across the family)."""
+    needed = len(tokenizer)
+    if teacher.config.vocab_size < needed:
+        raise ConfigError(f"model.teacher_path = {str(folder)!r}: an embedding of {teacher.config.vocab_size} "
+                          f"tokens, the policy's tokenizer has {needed}; distillation needs the same tokenizer")
+    if any((folder / f).is_file() for f in TOKENIZER_FILES) and load_tokenizer(folder).get_vocab() != tokenizer.get_vocab():
+        raise ConfigError(f"model.teacher_path = {str(folder)!r}: its tokenizer maps tokens to other ids than the "
+                          f"policy's; distillation needs the same tokenizer")
 
 
 def build(config: Config, base: Path, weights_from: Path | None = None) -> Components:
@@ -185,7 +191,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     s = config.sampling
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
                               top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
-    ref_model = load_reference(config, objective, model, model_path, device, base)
+    ref_model = load_reference(config, objective, model, model_path, device, base, tokenizer)
     engine = make_engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
     trainer = (FSDPTrainer if t.fsdp else Trainer)(

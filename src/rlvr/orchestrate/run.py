@@ -105,7 +105,11 @@ def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFol
     parts = build(config, repo_root())
     if folder.writes:
         folder = new_run_folder(config)
-    return folder, make_loop(config, parts, folder), []
+    try:
+        return folder, make_loop(config, parts, folder), []
+    except BaseException:  # the lock is per open file: a leaked one refuses this process's resume
+        folder.release()
+        raise
 
 
 def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False) -> RunResult:

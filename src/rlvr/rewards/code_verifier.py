@@ -64,9 +64,9 @@ class CodeVerifier:
     unless `sandbox` is given; it raises SandboxUnavailable here, not at the first answer).
 
         verifier = CodeVerifier(limits=Limits(wall_s=5))
-        verifier("```python\\ndef add(a, b):\\n    return a + b\\n```",
-                 '{"style": "call", "entry_point": "add", '
-                 '"tests": [{"args": [1, 2], "expected": 3}]}')
+        verifier(response="```python\\ndef add(a, b):\\n    return a + b\\n```",
+                 gold='{"style": "call", "entry_point": "add", '
+                      '"tests": [{"args": [1, 2], "expected": 3}]}')
         # Verdict(score=1.0, reason='1/1 tests passed', flags=())
 
     `isolate_tests=False` is the old whole-file mode (one process for all of an answer's
