@@ -168,10 +168,12 @@ class CodeVerifier:
         code = extract_code(response, self.extract)
         if not code.strip():
             return Verdict(0.0, "no code found", ("no_code",))
-        key = (tests.style, tests.tests[0])
-        if key in failed:
-            return Verdict(0.0, failed[key], ("sandbox_error",))
-        ids = self._collected[key] if tests.style in MODULE_STYLES else ()
+        ids: tuple[str, ...] | str = ()
+        if tests.style in MODULE_STYLES:  # a test file: its collected test ids
+            key = (tests.style, tests.tests[0])
+            if key in failed:
+                return Verdict(0.0, failed[key], ("sandbox_error",))
+            ids = self._collected[key]
         if isinstance(ids, str):
             return Verdict(0.0, f"the tests cannot be collected: {ids}", ("tests_not_collected",))
         program = tests.program_prefix + code
