@@ -110,3 +110,13 @@ def test_the_verifiers_load_without_torch_or_transformers():
             "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_non_utf8_input_names_the_file_line_and_byte(tmp_path, capsys):
+    from rlvr.cli.main import main
+
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"response": "5", "gold": "5"}\n{"response": "\xff", "gold": "5"}\n')
+    assert main(["verify", "--verifier", "exact", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{path}:2" in err and "byte offset 45" in err, err

@@ -56,3 +56,13 @@ def test_missing_and_empty_files(tmp_path):
         load_samples(tmp_path / "nope.jsonl", VERIFY, VERIFY.extract)
     with pytest.raises(DatasetError, match="no samples"):
         load_samples(write(tmp_path, [""]), VERIFY, VERIFY.extract)
+
+
+def test_a_non_utf8_samples_file_names_the_line_and_byte(tmp_path):
+    from rlvr.errors import DatasetError
+    from rlvr.evaluate.samples_file import load_samples
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"prompt": "p", "response": "\xfe", "gold": "1"}\n')
+    with pytest.raises(DatasetError, match=r"s\.jsonl:1: not valid UTF-8 \(byte 0xfe at byte offset 29"):
+        load_samples(path, None, ("last_number",))

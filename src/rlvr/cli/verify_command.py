@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlvr.tasks.jsonl import json_object
+from rlvr.tasks.jsonl import json_object, read_lines
 from rlvr.errors import ConfigError, DatasetError, RewardError
 
 HELP = 'score {"prompt","response","gold"} rows of a jsonl with a verifier; table and summary'
@@ -75,9 +75,8 @@ def read_rows(path: Path) -> list[Row]:
     if not path.is_file():
         raise DatasetError(f"{path}: no such file")
     rows, problems = [], []
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
-            continue
+    for text, where in read_lines(path, "input"):  # bad UTF-8: file, line and byte offset
+        number = int(where.rsplit(":", 1)[1])
         row, problem = parse_row(text)
         if problem:
             problems.append((number, problem))

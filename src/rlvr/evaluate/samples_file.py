@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 
 from rlvr.errors import DatasetError
-from rlvr.tasks.jsonl import json_object
+from rlvr.tasks.jsonl import json_object, read_lines
 from rlvr.evaluate.groups import Graded, PromptGroup, Verify, grade
 
 REQUIRED = ("prompt", "response", "gold")
@@ -50,17 +50,13 @@ def load_samples(path: str | Path, verify: Verify, extract: tuple[str, ...]) -> 
         raise DatasetError(f"{path}: samples file not found")
     rows: dict[str, list[Graded]] = {}
     gold_of: dict[str, tuple[str, str]] = {}  # prompt -> (gold, where it was first seen)
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            prompt, response, gold, logprob = parse_sample_row(line, where)
-            first_gold, first_where = gold_of.setdefault(prompt, (gold, where))
-            if gold != first_gold:
-                raise DatasetError(f"{where}: gold {gold!r} differs from {first_gold!r} given for the "
-                                   f"same prompt at {first_where}")
-            rows.setdefault(prompt, []).append(grade(response, gold, verify, extract, logprob))
+    for line, where in read_lines(path, "samples"):  # bad UTF-8: file, line and byte offset
+        prompt, response, gold, logprob = parse_sample_row(line, where)
+        first_gold, first_where = gold_of.setdefault(prompt, (gold, where))
+        if gold != first_gold:
+            raise DatasetError(f"{where}: gold {gold!r} differs from {first_gold!r} given for the "
+                               f"same prompt at {first_where}")
+        rows.setdefault(prompt, []).append(grade(response, gold, verify, extract, logprob))
     if not rows:
         raise DatasetError(f"{path}: no samples (the file has no rows)")
     return [PromptGroup(prompt=p, gold=gold_of[p][0], source=gold_of[p][1], members=tuple(m))
