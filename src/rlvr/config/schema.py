@@ -86,7 +86,7 @@ class RubricCriterion(Section):
 class RewardSection(Section):
     verifier: Literal["math", "code", "format", "instructions", "exact", "judge", "rubric", "rules",
                       "probability"] = "math"
-    extract: list[str] = ["boxed", "answer_tag", "last_number"]  # math
+    extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "whole", "math_span", "last_number"]  # math
     timeout_s: float = Field(2.0, gt=0)  # math: per check; code: wall-clock per sandbox run
     format_template: Literal["boxed", "think_answer"] = "think_answer"  # format
     format_strict: bool = False  # format
