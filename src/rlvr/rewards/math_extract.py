@@ -69,6 +69,12 @@ _CHOICE_MENTION = re.compile(
     r"|(?<![\w(\\])([A-J])(?=\s*[.,;!]?\s*$|\s*[,;/]|\s+(?:or|and)\b)"
 )
 
+# A reply that opens with its choice, "B) ..." or "A. Because ...".
+_LEADING_CHOICE = re.compile(r"\s*\(?([A-J])(?:\)|\.(?=\s|$)|:)")
+# The only capital letter standing alone in a reply ("Because B is valid"); "I" and "A",
+# which are also words, do not count.
+_LONE_LETTER = re.compile(r"(?<![\w\\$])([B-HJ])(?![\w$])")
+
 
 def _box_spans(text: str) -> list[tuple[int, int, str | None]]:
     """(start, end, content) of every box, in order; content None for an unclosed box."""
@@ -174,7 +180,13 @@ def extract_last_choice(text: str) -> str | None:
     A letter closing a list ("A, B, C or D") returns the list, which then fails as a hedge.
     """
     text = without_questions(text)
-    return _last_run(list(_CHOICE_MENTION.finditer(text)), text)
+    if leading := _LEADING_CHOICE.match(text):
+        return leading[1]  # "A. Because B is not valid": the reply opens with its choice
+    found = _last_run(list(_CHOICE_MENTION.finditer(text)), text)
+    if found is None:
+        letters = set(_LONE_LETTER.findall(text))
+        found = letters.pop() if len(letters) == 1 else None
+    return found
 
 
 def _phrase_after_last_box(text: str) -> bool:

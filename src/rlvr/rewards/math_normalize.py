@@ -72,7 +72,7 @@ def clean(text: str) -> str:
     while (match := _DELIMITERS.fullmatch(text)) and match[1].strip() and "$" not in match[1]:
         text = match[1].strip()
     text = re.sub(r",\s*\\!\s*(?=\d{3})", ",", text)  # "11,\\! 111" groups thousands
-    text = _SPACING.sub("", text).replace("\\ ", " ")
+    text = re.sub(r"(?<!\\)\\ ", " ", _SPACING.sub("", text))
     text = _SINGLE_LETTER.sub(r"\1", text)
     text = _RELATION_ASCII.sub(lambda m: _RELATION_LATEX[m[0]], text)
     text = _FRAC_STYLE.sub(r"\\frac", text)
