@@ -49,6 +49,7 @@ _BOX_GAP = re.compile(
     r"(?:[\s$,;&]|\\[(),;:! ]|\\q?quad|\\text\{[^{}]{0,8}\}|and|or|\([a-z0-9]\)|"
     r"[a-zA-Z]_?\d?\s*=)*"
 )
+_PROSE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _OR_GAP = re.compile(r"\bor\b")
 # A leading minus counts only where it cannot be a binary minus ("10-3" ends in 3, not -3).
 # One number: "1,234" and "1 234" (thousands), "3/4", "2 1/2" (mixed), "\frac{1}{2}",
@@ -77,20 +78,35 @@ _LONE_LETTER = re.compile(r"(?<![\w\\$])([B-HJ])(?![\w$])")
 
 
 def _box_spans(text: str) -> list[tuple[int, int, str | None]]:
-    """(start, end, content) of every box, in order; content None for an unclosed box."""
-    spans = []
-    for opening in _BOX_OPEN.finditer(text):
-        depth, i = 1, opening.end()
-        while i < len(text) and depth:
-            char = text[i]
-            if char == "\\":
-                i += 2
-                continue
-            depth += {"{": 1, "}": -1}.get(char, 0)
-            i += 1
-        content = text[opening.end() : i - 1].strip() if depth == 0 else None
-        spans.append((opening.start(), i, content))
-    return spans
+    """(start, end, content) of every box, in order of opening; content None if unclosed.
+
+    One pass with a stack of open boxes, so that a reply of thousands of "\\boxed{" stays
+    linear. A backslash escapes the next character, so `\\{` and `\\}` do not count.
+    """
+    opens = {match.end() - 1: match.start() for match in _BOX_OPEN.finditer(text)}
+    if not opens:
+        return []
+    found: dict[int, tuple[int, int, str | None]] = {}
+    stack: list[tuple[int, int, int]] = []  # (box start, its "{", depth inside), innermost last
+    depth, i = 0, min(opens)
+    while i < len(text):
+        char = text[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "{":
+            depth += 1
+            if i in opens:
+                stack.append((opens[i], i, depth))
+        elif char == "}":
+            if stack and stack[-1][2] == depth:
+                start, brace, _ = stack.pop()
+                found[start] = (start, i + 1, text[brace + 1 : i].strip())
+            depth -= 1
+        i += 1
+    for start, brace, _ in stack:
+        found[start] = (start, len(text), None)
+    return [found[start] for start in sorted(found)]
 
 
 def extract_boxed(text: str) -> str | None:
@@ -144,7 +160,7 @@ def extract_answer_phrase(text: str) -> str | None:
 
 def _refine(answer: str) -> str:
     """The answer inside a phrase's sentence: "The volume of $ABC$ is 120" states 120."""
-    if extract_whole(answer) is not None:
+    if len(_PROSE_WORD.findall(answer)) < 3 or extract_whole(answer) is not None:
         return answer
     inner = extract_answer_phrase(answer) if _ANSWER_PHRASE.search(answer) else None
     return inner or extract_math_span(answer) or extract_last_number(answer) or answer
@@ -181,7 +197,7 @@ def extract_last_choice(text: str) -> str | None:
     """
     text = without_questions(text)
     if leading := _LEADING_CHOICE.match(text):
-        return leading[1]  # "A. Because B is not valid": the reply opens with its choice
+        return leading[0].strip()  # "A. Because B is not valid": the reply opens with its choice
     found = _last_run(list(_CHOICE_MENTION.finditer(text)), text)
     if found is None:
         letters = set(_LONE_LETTER.findall(text))

@@ -157,8 +157,19 @@ class MathVerifier:
         if choice:
             return _judge_choice(method, answer, gold)
         if _hedged(answer, gold):
-            return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
+            if not self._all_equal(answer, gold):
+                return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
+            answer = top_level_items(clean(answer))[0]  # "1/2 or 0.5": one value, twice
         return self._judge(method, answer, gold)
+
+    def _all_equal(self, answer: str, gold: str) -> bool:
+        """True when every item of a multi-item answer equals the gold ("1/2 or 0.5")."""
+        comparison = Comparison(self.timeout_s)
+        try:
+            items = top_level_items(clean(answer))
+            return all(comparison.equal(item, gold) is True for item in items)
+        except Exception:  # deliberate: any failure here leaves the hedge verdict
+            return False
 
     def _judge(self, method: str, answer: str, gold: str) -> Verdict:
         """Turn one equivalence check, or the way it failed, into a Verdict."""
