@@ -74,7 +74,8 @@ _CHOICE_MENTION = re.compile(
 _LEADING_CHOICE = re.compile(r"\s*\(?([A-J])(?:\)|\.(?=\s|$)|:)")
 # The only capital letter standing alone in a reply ("Because B is valid"); "I" and "A",
 # which are also words, do not count.
-_LONE_LETTER = re.compile(r"(?<![\w\\$])([B-HJ])(?![\w$])")
+_LONE_LETTER = re.compile(r"(?<![^\s(])([B-HJ])(?=[\s.,;!)]|$)")
+_WRAPPED_LETTER = re.compile(r"\\(?:textbf|text|mathrm|mathbf|mbox)\s*\{\s*\(?([A-J])\)?\s*\}")
 
 
 def _box_spans(text: str) -> list[tuple[int, int, str | None]]:
@@ -195,7 +196,7 @@ def extract_last_choice(text: str) -> str | None:
 
     A letter closing a list ("A, B, C or D") returns the list, which then fails as a hedge.
     """
-    text = without_questions(text)
+    text = _WRAPPED_LETTER.sub(r"\1", without_questions(text))
     if leading := _LEADING_CHOICE.match(text):
         return leading[0].strip()  # "A. Because B is not valid": the reply opens with its choice
     found = _last_run(list(_CHOICE_MENTION.finditer(text)), text)
