@@ -34,7 +34,8 @@ from rlvr.rewards.math_normalize import (
     split_percent,
     to_fraction,
 )
-from rlvr.rewards.math_numeric import numeric_value
+from rlvr.rewards.math_numeric import numeric_value, variables
+from rlvr.rewards.math_numeric import tokens as numeric_tokens
 from rlvr.rewards.math_polynomial import polynomial
 from rlvr.rewards.math_structure import Shape, as_interval, assignment, shape
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
@@ -44,6 +45,7 @@ MIN_DECIMAL_DIGITS = 10
 # A power tower, an exponent of 6+ digits, a factorial of a 4+ digit number, a big sum.
 _TOO_LARGE = re.compile(
     r"\^\s*\{[^{}]*\^|\^\s*\d+\s*\^|\^\s*\{?\s*-?\d{6,}|\d{4,}\s*!|\\(?:prod|sum)_"
+    r"|\^[^!()]{0,40}\)\s*!"  # the factorial of a power: "(10^{100})!"
 )
 _BASE = re.compile(r"\d\s*_\s*\{?\s*\d+\s*\}?")
 _DECIMAL = re.compile(r"-?\d*\.\d+")
@@ -160,6 +162,12 @@ def _exact_single(answer: str, gold: str) -> bool | None:
 
 def _by_value(answer: str, gold: str) -> bool | None:
     """Constant expressions by their float value; a plain decimal by `decimal_matches`."""
+    answer_tokens, gold_tokens = numeric_tokens(answer), numeric_tokens(gold)
+    if answer_tokens is None or gold_tokens is None:
+        return None
+    names = variables(answer_tokens)
+    if names or variables(gold_tokens):
+        return _same_function(answer, gold, names) if names == variables(gold_tokens) else None
     answer_value, gold_value = numeric_value(answer), numeric_value(gold)
     if answer_value is None or gold_value is None:
         return None
@@ -167,6 +175,33 @@ def _by_value(answer: str, gold: str) -> bool | None:
         if _DECIMAL.fullmatch(text.strip()):
             return decimal_matches(text.strip(), value)
     return math.isclose(answer_value, gold_value, rel_tol=1e-12, abs_tol=1e-12)
+
+
+# Where two expressions in the same variables are compared: both signs, no round numbers, so
+# that sqrt(x^2) is not x and a wrong coefficient cannot cancel out.
+_POINTS = (0.5377, -1.8339, 2.2588, -0.8622, 1.3188)
+
+
+def _same_function(answer: str, gold: str, names: set[str]) -> bool | None:
+    """Equal values at three points where both are defined: True; any clear difference: False.
+
+    None when fewer than three points are defined for both (logs of negatives, a pole), or
+    when there are more than three variables: math-verify decides.
+    """
+    if len(names) > 3:
+        return None
+    agree = 0
+    for k in range(len(_POINTS)):
+        env = {name: _POINTS[(k + j) % len(_POINTS)] * (j + 1) for j, name in enumerate(sorted(names))}
+        answer_value, gold_value = numeric_value(answer, env), numeric_value(gold, env)
+        if answer_value is None or gold_value is None:
+            continue
+        if not math.isclose(answer_value, gold_value, rel_tol=1e-9, abs_tol=1e-12):
+            return False
+        agree += 1
+        if agree == 3:
+            return True
+    return None
 
 
 class Comparison:
@@ -185,8 +220,10 @@ class Comparison:
         if _BASE.search(answer) or _BASE.search(gold):
             return False  # "204_5" is not 204, and its value is not worked out
         answer_named, gold_named = assignment(answer), assignment(gold)
-        if answer_named and gold_named and not re.search("[a-zA-Z]", answer_named[1] + gold_named[1]):
-            if answer_named[0] != gold_named[0]:
+        if answer_named and gold_named:
+            if text_key(answer_named[0]) == text_key(gold_named[0]):
+                return self.equal(answer_named[1], gold_named[1])
+            if not re.search("[a-zA-Z]", answer_named[1] + gold_named[1]):
                 return False  # "x = 4" is not "y = 4"
         answer, gold = _drop_name(answer, gold), _drop_name(gold, answer)
         answer, gold = _as_intervals(answer, gold)

@@ -43,8 +43,8 @@ class _NotNumeric(Exception):
 
 
 class _Parser:
-    def __init__(self, tokens: list[str]):
-        self.tokens, self.at = tokens, 0
+    def __init__(self, tokens: list[str], env: dict[str, float]):
+        self.tokens, self.at, self.env = tokens, 0, env
 
     def peek(self) -> str | None:
         return self.tokens[self.at] if self.at < len(self.tokens) else None
@@ -71,7 +71,7 @@ class _Parser:
             elif token in ("/", "\\div"):
                 self.take()
                 value /= self.unary()
-            elif token[0].isdigit() or token in _STARTS_ATOM or _function(token):
+            elif token[0].isdigit() or token in _STARTS_ATOM or _function(token) or token in self.env:
                 value *= self.unary()
             else:
                 break
@@ -106,6 +106,8 @@ class _Parser:
             return float(token)
         if token in _CONSTANTS:
             return _CONSTANTS[token]
+        if token in self.env:
+            return self.env[token]
         if token == "\\frac":
             return self.atom() / self.atom()
         if token == "\\binom":
@@ -153,24 +155,44 @@ def _binom(n: float, k: float) -> float:
     return float(math.comb(_whole(n, 1000), _whole(k, 1000)))
 
 
-def numeric_value(text: str) -> float | None:
-    """The value of `text` if it is a constant real expression in the grammar above, else None."""
+def tokens(text: str) -> list[str] | None:
+    """The grammar's tokens of `text` ("xy" is two letters), or None if it has others."""
     for pattern, replacement in _SHORT_ARGS:
         text = pattern.sub(replacement, text)
-    tokens, position = [], 0
+    found, position = [], 0
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None:
-            return None if text[position:].strip() else _evaluate(tokens)
-        tokens.append(match[1])
+            if text[position:].strip():
+                return None
+            break
+        token = match[1]
+        letters = token.isalpha() and token not in _FUNCTIONS and token != "pi"
+        found += list(token) if letters else [token]
         position = match.end()
-    return _evaluate(tokens)
+    return found
 
 
-def _evaluate(tokens: list[str]) -> float | None:
-    if not tokens or len(tokens) > 400:
+def variables(found: list[str]) -> set[str]:
+    """The one-letter variables among `found` tokens (e is the constant, i is refused)."""
+    return {token for token in found if len(token) == 1 and token.isalpha() and token != "e"}
+
+
+def numeric_value(text: str, env: dict[str, float] | None = None) -> float | None:
+    """The value of `text` in the grammar above, its variables set from `env`, else None."""
+    found = tokens(text)
+    if found is None:
         return None
-    parser = _Parser(tokens)
+    env = env or {}
+    if variables(found) - set(env) or (env and any(_function(token) for token in found)):
+        return None  # an unset variable; or "\\sin x^2", whose reading is ambiguous
+    return _evaluate(found, env)
+
+
+def _evaluate(tokens: list[str], env: dict[str, float]) -> float | None:
+    if not tokens or len(tokens) > 400 or "i" in env:
+        return None
+    parser = _Parser(tokens, env)
     try:
         value = _real(parser.expr())
     except (_NotNumeric, ZeroDivisionError, OverflowError, ValueError):
