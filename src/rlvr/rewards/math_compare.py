@@ -24,8 +24,6 @@ import time
 from fractions import Fraction
 from functools import lru_cache
 
-import math_verify
-
 from rlvr.rewards.math_normalize import (
     clean,
     interval_parts,
@@ -83,9 +81,17 @@ def text_key(text: str) -> str:
     return key
 
 
+def _math_verify():
+    """math-verify, imported on first use: it pulls in sympy (seconds), which the answers
+    decided without it never need, so `import rlvr.rewards` stays fast."""
+    import math_verify
+
+    return math_verify
+
+
 def _parse(text: str) -> list:
     """math-verify parse with its own (signal) timeout off and its errors raised, not hidden."""
-    return math_verify.parse(f"${text}$", parsing_timeout=None, raise_on_error=True)
+    return _math_verify().parse(f"${text}$", parsing_timeout=None, raise_on_error=True)
 
 
 @lru_cache(maxsize=65536)
@@ -100,7 +106,7 @@ def math_verify_equal(answer: str, gold: str) -> bool | None:
     answer_parsed = _parse(answer)
     if not gold_parsed or not answer_parsed:
         return None
-    return math_verify.verify(
+    return _math_verify().verify(
         list(gold_parsed), answer_parsed, timeout_seconds=None, raise_on_error=True
     )
 
@@ -271,6 +277,7 @@ class Comparison:
         if too_large(answer) and not too_large(gold):
             self.too_large = True
             return False
+        _math_verify()  # the first import takes seconds: not inside the time limit
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise VerifierTimeout(self.timeout_s)
