@@ -81,11 +81,15 @@ def text_key(text: str) -> str:
     return key
 
 
+@lru_cache(maxsize=1)
 def _math_verify():
-    """math-verify, imported on first use: it pulls in sympy (seconds), which the answers
-    decided without it never need, so `import rlvr.rewards` stays fast."""
+    """math-verify, imported and warmed up on first use: it pulls in sympy and builds its
+    parsers (seconds), which answers decided without it never need, so `import rlvr.rewards`
+    stays fast and the first real check does not spend its time limit on set-up."""
     import math_verify
 
+    gold = math_verify.parse("$x+1$", parsing_timeout=None)
+    math_verify.verify(gold, math_verify.parse("$1+x$", parsing_timeout=None), timeout_seconds=None)
     return math_verify
 
 
