@@ -78,6 +78,7 @@ def clean(text: str) -> str:
     text = _FRAC_STYLE.sub(r"\\frac", text)
     text = _MATRIX_STYLE.sub(r"\\\1{pmatrix}", text)
     text = _DEGREES.sub("", text)
+    text = re.sub(r"([_^])\{\s*(\w)\s*\}", r"\1\2", text)  # "x^{2}" is "x^2", "a_{3}" is "a_3"
     text = _CURRENCY.sub(" ", text) if re.search(r"\d", text) else text
     text = _LEADING_DOT.sub("0.", text)
     text = re.sub(r"\\,(?!\d{3}(?!\d))", " ", text)
