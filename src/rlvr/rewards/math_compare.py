@@ -236,6 +236,7 @@ class Comparison:
             if not re.search("[a-zA-Z]", answer_named[1] + gold_named[1]):
                 return False  # "x = 4" is not "y = 4"
         answer, gold = _drop_name(answer, gold), _drop_name(gold, answer)
+        answer, gold = _union(answer), _union(gold)
         answer, gold = _as_intervals(answer, gold)
         answer_shape, gold_shape = shape(answer), shape(gold)
         answer_names, gold_names = _assignments(answer_shape), _assignments(gold_shape)
@@ -304,6 +305,15 @@ def _drop_name(text: str, other: str) -> str:
     if "\\{" not in text and len(top_level_items(text)) == 1 and not re.search("[a-zA-Z]", left):
         return text.rsplit("=", 1)[1].strip()  # a worked chain states its last value
     return text
+
+
+def _union(text: str) -> str:
+    """"x < -2 or x > 3" -> "(-\\infty, -2) \\cup (3, \\infty)": inequalities joined by "or"."""
+    items = top_level_items(text)
+    if len(items) < 2 or " or " not in text.replace("\\text{ or }", " or ").replace("\\text{or}", " or "):
+        return text
+    intervals = [as_interval(item) for item in items]
+    return text if None in intervals else " \\cup ".join(intervals)
 
 
 def _as_intervals(answer: str, gold: str) -> tuple[str, str]:

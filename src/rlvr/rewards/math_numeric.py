@@ -115,7 +115,12 @@ class _Parser:
         if token == "\\sqrt":
             return self._root()
         if function := _function(token):
-            return _real(function(self.atom()))
+            # "\\ln e^2" is ln(e^2): an unbracketed argument takes its exponent with it
+            argument = self.atom()
+            if self.peek() == "^":
+                self.take()
+                argument = _real(argument ** (-self.atom() if self._minus() else self.atom()))
+            return _real(function(argument))
         raise _NotNumeric(f"unexpected {token!r}")
 
     def _root(self) -> float:

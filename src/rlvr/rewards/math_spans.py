@@ -17,6 +17,8 @@ _RESTATED = re.compile(
     r"(?:[^.?!\n]|\.(?=\d))*",
     re.IGNORECASE,
 )
+# The reason after a final span is not part of the statement: "..., since there are 36".
+_AFTER_REASON = re.compile(r"^\s*[,;]?\s*(?:since|because|as|given|where)\b.*", re.DOTALL)
 _WHOLE_MAX_CHARS = 600
 _DELIMITED = [
     re.compile(r"\$\$(.+)\$\$", re.DOTALL),
@@ -114,10 +116,13 @@ def extract_math_span(text: str) -> str | None:
         spans.pop()
     if not spans:
         return None
-    after = text[spans[-1].end() :]
+    after = _AFTER_REASON.sub("", text[spans[-1].end() :])
     if re.search(r"\d|[.!\n]\s*[A-Za-z]", after) or len(after.strip()) > 60:
         return None
-    return _inside(spans[-1]).strip()
+    last = len(spans) - 1
+    while last > 0 and _CONNECTORS.fullmatch(text, spans[last - 1].end(), spans[last].start()):
+        last -= 1  # "$x = 2$ and $x = -3$": one answer in several spans
+    return ", ".join(_inside(span).strip() for span in spans[last:])
 
 
 def _inside(match: re.Match) -> str:

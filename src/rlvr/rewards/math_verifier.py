@@ -35,7 +35,7 @@ from rlvr.rewards.math_extract import (
     extract_last_choice,
     extract_last_number,
 )
-from rlvr.rewards.math_structure import shape
+from rlvr.rewards.math_structure import as_interval, shape
 from rlvr.rewards.math_normalize import choice_letter, clean, is_choice_gold, to_fraction, top_level_items
 from rlvr.rewards.time_limit import VerifierTimeout
 from rlvr.rewards.verdict import Verdict
@@ -91,6 +91,8 @@ def _hedged(answer: str, gold: str) -> bool:
     items = top_level_items(clean(answer))
     if len(items) < 2 or shape(clean(gold)).kind != "single":
         return False
+    if "\\cup" in gold and all(as_interval(item) for item in items):
+        return False  # "x < -2 or x > 3" is one union of intervals
     return len({text_key(item) for item in items}) > 1
 
 
