@@ -41,7 +41,7 @@ _ANSWER_PHRASE = re.compile(
 )
 # The reason that follows an answer is not part of it: "19, since 12 + 7 = 19".
 _REASON = re.compile(
-    r"(?:,\s*|\s+)(?:since|because|as|which|so|given|from|where|when)\b.*", re.DOTALL
+    r"(?:,\s*|\s+)(?:since|because|as|which|so|given|from|where|when)\b.*|,\s*not\b.*", re.DOTALL
 )
 # What may stand between two boxes of one multi-part answer: delimiters, separators, a
 # "\quad", a short label ("x =", "(b)"). A sentence end or a revision word is not in it.
@@ -146,7 +146,12 @@ def extract_answer_tag(text: str) -> str | None:
 
 
 def extract_answer_phrase(text: str) -> str | None:
-    """Return what follows the last "answer is" / "final answer:", up to a reason, or None."""
+    """Return what follows the last "answer is" / "final answer:", up to a reason, or None.
+
+    GSM8K's "#### 72" counts as a phrase too.
+    """
+    if "####" in text:
+        return text.rsplit("####", 1)[1].strip().split("\n")[0].strip() or None
     last = None
     for last in _ANSWER_PHRASE.finditer(text):
         pass

@@ -189,7 +189,10 @@ class MathVerifier:
 
 def _judge_choice(method: str, answer: str, gold: str) -> Verdict:
     """A multiple-choice gold: the answer must name exactly one letter, the same one."""
+    items = top_level_items(answer)
     letter = choice_letter(answer)
+    if len(items) > 1 and len({choice_letter(item) for item in items}) > 1:
+        letter = None  # "(A) or (B)": a hedge across choices
     if letter is None:
         return Verdict(0.0, f"no single choice in {_short(answer)}, expected {_short(gold)}")
     return _verdict(method, letter, gold, letter == choice_letter(gold))
