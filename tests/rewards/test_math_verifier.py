@@ -513,6 +513,17 @@ RULES = {
         ("Monday", "\\text{Monday}", 1), ("Tuesday", "Monday", 0),
         ("AZYUK2A", "2", 0),  # math-verify tests: a digit inside a word is no answer
     ],
+    "extraction": [
+        ("Natalia sold 48/2 = 24 clips in May.\nIn all 48+24 = 72.\n#### 72", "72", 1),  # GSM8K
+        ("The answer is 6, not 5.", "6", 1),
+        ("The answer is 6, not 5.", "5", 0),
+        ("The answer is (A) or (B).", "A", 0),
+        ("So the roots are $x=2$ and $x=-3$.", "-3, 2", 1),
+        ("So the roots are $x=2$ and $x=-3$.", "2", 0),
+        ("The probability is $\\frac{5}{36}$, since there are 36 outcomes.", "\\frac{5}{36}", 1),
+        ("\\boxed{x<-2 \\text{ or } x>3}", "(-\\infty,-2)\\cup(3,\\infty)", 1),
+        ("\\boxed{x<-2 \\text{ or } x>4}", "(-\\infty,-2)\\cup(3,\\infty)", 0),
+    ],
     "gold_forms": [
         ("7", "We add 3 and 4 to get \\boxed{7}.", 1),
         ("8", "We add 3 and 4 to get \\boxed{7}.", 0),
