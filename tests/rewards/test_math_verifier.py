@@ -525,6 +525,13 @@ RULES = {
         ("\\boxed{x<-2 \\text{ or } x>3}", "(-\\infty,-2)\\cup(3,\\infty)", 1),
         ("\\boxed{x<-2 \\text{ or } x>4}", "(-\\infty,-2)\\cup(3,\\infty)", 0),
     ],
+    "model_replies": [
+        ("So we get \\boxed{12}. I hope the answer is correct.", "12", 1),
+        ("**Final Answer**\n\\[\n\\boxed{\\dfrac{\\sqrt{3}}{3}}\n\\]", "\\frac{1}{\\sqrt{3}}", 1),
+        ("**Final Answer**\n\\[\n\\boxed{\\dfrac{\\sqrt{3}}{3}}\n\\]", "\\frac{1}{3}", 0),
+        ("$$x = \\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}$$", "\\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}", 1),
+        ("Thus, the value is $\\frac{3}{4}$. Let me double check: $3/4 = 0.75$.", "0.75", 1),
+    ],
     "gold_forms": [
         ("7", "We add 3 and 4 to get \\boxed{7}.", 1),
         ("8", "We add 3 and 4 to get \\boxed{7}.", 0),

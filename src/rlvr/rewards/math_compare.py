@@ -27,6 +27,7 @@ from functools import lru_cache
 from rlvr.rewards.math_normalize import (
     clean,
     interval_parts,
+    plus_minus,
     top_level_items,
     signed_square,
     split_percent,
@@ -236,6 +237,7 @@ class Comparison:
             if not re.search("[a-zA-Z]", answer_named[1] + gold_named[1]):
                 return False  # "x = 4" is not "y = 4"
         answer, gold = _drop_name(answer, gold), _drop_name(gold, answer)
+        answer, gold = plus_minus(answer), plus_minus(gold)  # "x = 1 \\pm 2" only now
         answer, gold = _union(answer), _union(gold)
         answer, gold = _as_intervals(answer, gold)
         answer_shape, gold_shape = shape(answer), shape(gold)

@@ -219,7 +219,9 @@ def _phrase_after_last_box(text: str) -> bool:
     last = None
     for last in _ANSWER_PHRASE.finditer(text):
         pass
-    return bool(spans) and last is not None and last.start() > spans[-1][1]
+    if not spans or last is None or last.start() < spans[-1][1]:
+        return False
+    return re.search(r"[\d$\\]", last["answer"]) is not None  # not "the answer is right"
 
 
 EXTRACTORS: dict[str, Callable[[str], str | None]] = {

@@ -86,10 +86,10 @@ def clean(text: str) -> str:
     text = " ".join(text.split()).rstrip(".").strip()
     while len(text) > 2 and text[0] == "{" and text[-1] == "}" and _one_group(text):
         text = text[1:-1].strip()
-    return _plus_minus(text)
+    return plus_minus(text)
 
 
-def _plus_minus(text: str) -> str:
+def plus_minus(text: str) -> str:
     """"\\pm 2" -> "-2, 2" and "1 \\pm \\sqrt{2}" -> "1-\\sqrt{2}, 1+\\sqrt{2}": both values."""
     if text.count("\\pm") != 1 or "," in text or "=" in text:
         return text

@@ -44,6 +44,7 @@ _LATEX_WORDS = re.compile(
 # Between the spans of an answer written as several spans ("$1$ and $2$"): connectors only.
 _CONNECTORS = re.compile(r"(?:\s|,|;|\band\b|\bor\b)*")
 _MAX_WORDS = 4
+_SHORT_WORDS = {"is", "be", "we", "so", "it", "at", "to", "of", "in", "on", "by", "an", "as", "if", "no"}
 _TRAILER = re.compile(r"[\s.]*$")
 
 
@@ -79,10 +80,17 @@ def extract_whole(text: str) -> str | None:
         return inner or None
     if "$" in text or "\\(" in text or "\\[" in text:
         return _joined_spans(text)
+    return text if few_words(text) else None
+
+
+def few_words(text: str) -> bool:
+    """True for maths with at most a few plain words: "Monday", "5 cm", "b^2-4ac", not
+    "So we get 42" (words with a number are prose, unless they are two-letter units)."""
     words = [w for w in _WORD.findall(_LATEX_WORDS.sub(" ", text)) if w.lower() not in _MATH_WORDS]
-    if len(words) > _MAX_WORDS or (words and re.search(r"\d", text)):
-        return None
-    return text
+    if len(words) > _MAX_WORDS:
+        return False
+    prose = [w for w in words if len(w) > 2 or w.lower() in _SHORT_WORDS]
+    return not (prose and re.search(r"\d", text))
 
 
 def _joined_spans(text: str) -> str | None:

@@ -35,6 +35,7 @@ from rlvr.rewards.math_extract import (
     extract_last_choice,
     extract_last_number,
 )
+from rlvr.rewards.math_spans import few_words
 from rlvr.rewards.math_structure import as_interval, shape
 from rlvr.rewards.math_normalize import choice_letter, clean, is_choice_gold, to_fraction, top_level_items
 from rlvr.rewards.time_limit import VerifierTimeout
@@ -61,14 +62,16 @@ as_fraction = to_fraction
 # Old private names, kept for callers and tests that reach in.
 _parse_gold = parse_gold
 _math_verify_equal = math_verify_equal
-# The gold goes through the same extractors; a bare gold ("x = 4") is itself first.
-_GOLD_EXTRACT = ("boxed", "answer_tag", "whole", "answer_phrase", "math_span", "last_number")
 
 
 @lru_cache(maxsize=65536)
 def gold_answer(gold: str) -> str:
-    """The answer a gold string states: itself when bare, else what the extractors find."""
-    found = extract_answer(gold, _GOLD_EXTRACT)
+    """The answer a gold string states, by the response's extractors: a box or tag; else the
+    gold itself when it is maths with few words ("x = 4", "\\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}");
+    else the answer phrase, final maths span or last number of the sentence it is."""
+    found = extract_answer(gold, ("boxed", "answer_tag", "whole"))
+    if found is None and not few_words(gold):
+        found = extract_answer(gold, ("answer_phrase", "math_span", "last_number"))
     return found[1] if found else gold.strip()
 
 
