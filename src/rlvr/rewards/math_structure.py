@@ -80,9 +80,7 @@ def as_interval(text: str) -> str | None:
     if len(parts) == 3 and re.fullmatch(_VARIABLE, parts[0]):
         return _one_sided(parts[1], parts[2])
     if len(parts) == 3 and re.fullmatch(_VARIABLE, parts[2]) and not re.search("[a-z]", parts[0]):
-        flipped = {"<": ">", ">": "<"}
-        op = parts[1]
-        return _one_sided(flipped.get(op) or (op.replace("le", "ge") if "le" in op else op.replace("ge", "le")), parts[0])
+        return _one_sided(_mirrored(parts[1]), parts[0])  # "3 < x" is "x > 3"
     if len(parts) == 5 and re.fullmatch(_VARIABLE, parts[2]):
         low_op, high_op = parts[1], parts[3]
         if _is_less(low_op) and _is_less(high_op):
@@ -92,12 +90,20 @@ def as_interval(text: str) -> str | None:
     return None
 
 
+def _mirrored(op: str) -> str:
+    """The relation read right to left: "<" -> ">", "\\le" -> "\\ge"."""
+    if op in ("<", ">"):
+        return {"<": ">", ">": "<"}[op]
+    return op.replace("le", "ge") if "le" in op else op.replace("ge", "le")
+
+
 def _is_less(op: str) -> bool:
     return re.fullmatch(_LESS, op) is not None
 
 
 def _one_sided(op: str, bound: str) -> str | None:
-    if not bound or re.search(_VARIABLE + r"\s*$", bound) and not re.search(r"\d|\\pi|\\infty", bound):
+    """The interval of "x op bound"; None when the bound is itself a variable ("x < y")."""
+    if not bound or (re.search(_VARIABLE + r"\s*$", bound) and not re.search(r"\d|\\pi|\\infty", bound)):
         return None
     strict = op in _STRICT
     if _is_less(op):
