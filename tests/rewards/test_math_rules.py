@@ -112,6 +112,9 @@ RULES = {
         ("**Final Answer**\n\\[\n\\boxed{\\dfrac{\\sqrt{3}}{3}}\n\\]", "\\frac{1}{3}", 0),
         ("$$x = \\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}$$", "\\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}", 1),
         ("Thus, the value is $\\frac{3}{4}$. Let me double check: $3/4 = 0.75$.", "0.75", 1),
+        # a reason after a span ends at its sentence; "\\$81" is a price, not a delimiter
+        ("The sum is $1 + 2 = 3$, as expected.\n\nIt costs \\$81.00 in total.", "81", 1),
+        ("The sum is $1 + 2 = 3$, as expected.\n\nIt costs \\$81.00 in total.", "3", 0),
     ],
     "gold_forms": [
         ("7", "We add 3 and 4 to get \\boxed{7}.", 1),

@@ -18,7 +18,7 @@ _RESTATED = re.compile(
     re.IGNORECASE,
 )
 # The reason after a final span is not part of the statement: "..., since there are 36".
-_AFTER_REASON = re.compile(r"^\s*[,;]?\s*(?:since|because|as|given|where)\b.*", re.DOTALL)
+_AFTER_REASON = re.compile(r"^\s*[,;]?\s*(?:since|because|as|given|where)\b(?:[^.!\n]|\.(?=\d))*")
 _WHOLE_MAX_CHARS = 600
 _DELIMITED = [
     re.compile(r"\$\$(.+)\$\$", re.DOTALL),
@@ -26,8 +26,9 @@ _DELIMITED = [
     re.compile(r"\\\((.+)\\\)", re.DOTALL),
     re.compile(r"\\\[(.+)\\\]", re.DOTALL),
 ]
+# "\\$5" is a price, not a delimiter.
 _SPAN = re.compile(
-    r"\$\$(?P<a>[^$]{1,2000})\$\$|\$(?P<b>[^$]{1,2000})\$"
+    r"(?<!\\)\$\$(?P<a>[^$]{1,2000})(?<!\\)\$\$|(?<!\\)\$(?P<b>[^$]{1,2000}?)(?<!\\)\$"
     r"|\\\((?P<c>.{1,2000}?)\\\)|\\\[(?P<d>.{1,2000}?)\\\]",
     re.DOTALL,
 )
