@@ -101,6 +101,8 @@ RULES = {
         ("Natalia sold 48/2 = 24 clips in May.\nIn all 48+24 = 72.\n#### 72", "72", 1),  # GSM8K
         ("The answer is 6, not 5.", "6", 1),
         ("The answer is 6, not 5.", "5", 0),
+        ("the answer is 46!", "46", 1),  # prose exclaims
+        ("the answer is $4!$", "24", 1),  # maths: a factorial
         ("The answer is (A) or (B).", "A", 0),
         ("So the roots are $x=2$ and $x=-3$.", "-3, 2", 1),
         ("So the roots are $x=2$ and $x=-3$.", "2", 0),

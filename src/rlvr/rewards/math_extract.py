@@ -159,7 +159,8 @@ def extract_answer_phrase(text: str) -> str | None:
         return None
     answer = last["answer"]
     if "$" not in answer and "\\(" not in answer:
-        answer = _REASON.sub("", answer)
+        # in prose "the answer is 46!" exclaims; a factorial would be written in maths
+        answer = _REASON.sub("", answer).rstrip().rstrip("!")
     answer = answer.strip().strip("*").strip()
     return _refine(answer) if answer else None
 
