@@ -169,3 +169,17 @@ def test_import_stays_light():
     code = "import sys; from rlvr.rewards import MathVerifier; print('sympy' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize(
+    "response",
+    [  # untrained-model output seen in tests/orchestrate/test_async.py: digit soup
+        "1169166A61537584697797280+5e176681471=1",  # sympy builds 5 * 10^176681471 exactly
+        "1219151=48W418=163848|2Z75153545+25748",
+        "499g18837:1296808M564173212868165^1563s",
+    ],
+)
+def test_digit_soup_is_judged_without_sympy(response):
+    start = time.monotonic()
+    assert MathVerifier()(response, "116").score == 0.0
+    assert time.monotonic() - start < 0.05

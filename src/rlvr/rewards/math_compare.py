@@ -45,6 +45,7 @@ MIN_DECIMAL_DIGITS = 10
 _TOO_LARGE = re.compile(
     r"\^\s*\{[^{}]*\^|\^\s*\d+\s*\^|\^\s*\{?\s*-?\d{6,}|\d{4,}\s*!|\\(?:prod|sum)_"
     r"|\^[^!()]{0,40}\)\s*!"  # the factorial of a power: "(10^{100})!"
+    r"|\d[eE][+-]?\d{4,}"  # a float literal's exponent: sympy builds 5e176681471 exactly
 )
 _BASE = re.compile(r"\d\s*_\s*\{?\s*\d+\s*\}?")
 _DECIMAL = re.compile(r"-?\d*\.\d+")

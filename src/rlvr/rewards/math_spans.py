@@ -45,6 +45,7 @@ _LATEX_WORDS = re.compile(
 # Between the spans of an answer written as several spans ("$1$ and $2$"): connectors only.
 _CONNECTORS = re.compile(r"(?:\s|,|;|\band\b|\bor\b)*")
 _MAX_WORDS = 4
+_FOREIGN = re.compile(r"[#@~\"?`]|(?<![a-zA-Z])'|[a-zA-Z]\d+[a-zA-Z]|\d[a-df-zA-DF-Z]\d")
 _SHORT_WORDS = {"is", "be", "we", "so", "it", "at", "to", "of", "in", "on", "by", "an", "as", "if", "no"}
 _TRAILER = re.compile(r"[\s.]*$")
 
@@ -81,7 +82,15 @@ def extract_whole(text: str) -> str | None:
         return inner or None
     if "$" in text or "\\(" in text or "\\[" in text:
         return _joined_spans(text)
-    return text if few_words(text) else None
+    return text if few_words(text) and _well_formed(text) else None
+
+
+def _well_formed(text: str) -> bool:
+    """No characters foreign to an answer, brackets that pair up: not digit soup."""
+    if _FOREIGN.search(text):
+        return False
+    opened = text.count("(") + text.count("[")
+    return opened == text.count(")") + text.count("]") and text.count("{") == text.count("}")
 
 
 def few_words(text: str) -> bool:
