@@ -2,14 +2,22 @@
 
     python benchmarks/math_verify_throughput.py [--n 200] [--seed 0] [--out FILE]
 
-Two input sets, the same inputs for every mode, in the same run:
+Four input sets, the same inputs for every mode, in the same run:
 
-- plain: integer answers (`\\boxed{N}` or "The answer is N."), half of them right;
-- mix:   a realistic mix (boxed and prose integers, LaTeX fractions and expressions,
-         intervals, equations, mixed numbers, thousands, currency, percentages, choice
-         letters, and 10% forms with no exact fast path, such as `\\frac{3\\pi}{4}`, that
-         rlvr also hands to math-verify) with about 2% pathological inputs: a power
-         tower, a million-digit power, a huge factorial, and a long rambling reply.
+- plain:     integer answers (`\\boxed{N}` or "The answer is N."), half of them right;
+- mix:       a realistic mix of final answers (boxed and prose integers, LaTeX fractions
+             and expressions, intervals, equations, mixed numbers, thousands, currency,
+             percentages, choice letters, and 10% forms with no exact fast path, such as
+             `\\frac{3\\pi}{4}`, that rlvr also hands to math-verify) with about 2%
+             pathological inputs: a power tower, a million-digit power, a huge factorial,
+             and a long rambling reply;
+- responses: the mix's answers inside whole model responses (a few sentences of working
+             with numbers and `$...$` maths, then the answer: 80% boxed, 10% "The answer
+             is", 10% a final `$...$`), the same pathological inputs;
+- responses-ordinary: the same without the pathological inputs (which cost bare math-verify
+             its 5 s time-outs and so inflate the ratio);
+- answers:   the mix's answers alone, as a model would give them with no working and no box
+             (`\\frac{3}{4}`, `[1, 5)`, `x = 3`), the case rlvr must extract whole.
 
 Modes:
 
@@ -17,7 +25,7 @@ Modes:
                call, gold parsed every call as a naive user would (math-verify's own 5 s
                timeouts on);
 - bare-cached: the same with each distinct gold parsed once;
-- rlvr:        `MathVerifier()(response, gold)` (its gold cache cleared before the run).
+- rlvr:        `MathVerifier()(response=response, gold=gold)` (its gold cache cleared before the run).
 
 Each mode also reports its accuracy against the labels, so a speed-up cannot hide a loss of
 accuracy. One process, one core.
@@ -28,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import platform
 import random
 import time
@@ -108,6 +117,74 @@ def mix_cases(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
     return cases
 
 
+_WORKING = [
+    "Let $a = {a}$ and $b = {b}$. Then $a + b = {s}$ and $a \\cdot b = {p}$.",
+    "We substitute $x = {a}$ into $f(x) = x^2 - {b}x$, which gives $f({a}) = {q}$.",
+    "Checking the case $n = {b}$: the sum $1 + 2 + \\dots + {b} = {t}$, as expected.",
+    "Since {a} and {b} are both positive, the product {p} is positive too.",
+    "Dividing both sides by {b} leaves $\\frac{{{p}}}{{{b}}} = {a}$.",
+]
+
+
+def _working(rng: random.Random) -> str:
+    """A few sentences of plausible working, with numbers and inline maths."""
+    a, b = rng.randint(2, 60), rng.randint(2, 60)
+    values = {"a": a, "b": b, "s": a + b, "p": a * b, "q": a * a - b * a, "t": b * (b + 1) // 2}
+    lines = [line.format(**values) for line in rng.sample(_WORKING, 3)]
+    return "To solve this, we work step by step.\n\n" + "\n\n".join(lines) + "\n\n"
+
+
+def _final_answer(response: str) -> str:
+    """The answer a mix case states: its last box's content, or the response itself."""
+    if "\\boxed{" not in response:
+        return response
+    start = response.rindex("\\boxed{") + len("\\boxed{")
+    depth, i = 1, start
+    while depth:
+        depth += {"{": 1, "}": -1}.get(response[i], 0)
+        i += 1
+    return response[start : i - 1]
+
+
+def _as_responses(cases, rng: random.Random) -> list[tuple[str, str, int]]:
+    """Each answer after a few sentences of working: 80% boxed, 10% phrase, 10% final `$...$`."""
+    wrapped = []
+    for response, gold, label in cases:
+        if len(response) > 2000:
+            wrapped.append((response, gold, label))  # the long rambling reply as it is
+            continue
+        answer, style = _final_answer(response), rng.random()
+        if answer == response:
+            ending = response  # a prose answer ("The answer is (B).") ends the working as it is
+        elif style < 0.8:
+            ending = f"Therefore the final answer is $\\boxed{{{answer}}}$."
+        elif style < 0.9:
+            ending = f"The answer is ${answer}$."
+        else:
+            ending = f"So we obtain ${answer}$."
+        wrapped.append((_working(rng) + ending, gold, label))
+    return wrapped
+
+
+def response_cases(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
+    """The mix's answers, pathological ones included, inside whole responses."""
+    return _as_responses(mix_cases(n, rng), rng)
+
+
+def ordinary_response_cases(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
+    """`response_cases` without the pathological inputs: the ratio they do not inflate."""
+    ordinary = [c for c in mix_cases(n, rng) if c not in PATHOLOGICAL and len(c[0]) < 2000]
+    return _as_responses(ordinary, rng)
+
+
+def answer_cases(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
+    """The mix's answers alone, unboxed: what a reply that is only its answer looks like.
+
+    The mix's prose answers ("The answer is (B).") stay as they are.
+    """
+    return [(_final_answer(response), gold, label) for response, gold, label in mix_cases(n, rng)]
+
+
 def bare(cases, cache_gold: bool) -> list[int]:
     """math-verify used directly; an exception counts as a 0, as it would for a user."""
     golds: dict[str, list] = {}
@@ -127,7 +204,7 @@ def bare(cases, cache_gold: bool) -> list[int]:
 def rlvr(cases) -> list[int]:
     _parse_gold.cache_clear()
     verifier = MathVerifier()
-    return [int(verifier(response, gold).score) for response, gold, _ in cases]
+    return [int(verifier(response=response, gold=gold).score) for response, gold, _ in cases]
 
 
 MODES = {
@@ -159,13 +236,23 @@ def main() -> None:
     parser.add_argument("--out", help="also write the results as JSON here")
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # math-verify warns on every call with timeouts off
-    report = {"python": platform.python_version(), "math_verify": version("math-verify")}
-    for set_name, make in (("plain", plain_cases), ("mix", mix_cases)):
+    report = {"python": platform.python_version(), "math_verify": version("math-verify"),
+              "load_before": os.getloadavg()}
+    sets = (
+        ("plain", plain_cases),
+        ("mix", mix_cases),
+        ("responses", response_cases),
+        ("responses-ordinary", ordinary_response_cases),
+        ("answers", answer_cases),
+    )
+    for set_name, make in sets:
         report[set_name] = measure(make(args.n, random.Random(args.seed)))
         for mode, row in report[set_name].items():
             extra = "".join(f"  {k}={v:.1f}" for k, v in row.items() if k.startswith("x_"))
-            print(f"{set_name:5s} {mode:12s} {row['checks_per_s']:9.1f} checks/s  "
+            print(f"{set_name:18s} {mode:12s} {row['checks_per_s']:9.1f} checks/s  "
                   f"accuracy {row['accuracy']:.3f}{extra}", flush=True)
+    report["load_after"] = os.getloadavg()
+    print(f"load average (1, 5, 15 min): before {report['load_before']}, after {report['load_after']}")
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f, indent=2)

@@ -136,7 +136,7 @@ class RewardSection(Section):
     # another extractor), and verifier = "format" checks this template. "none": each
     # verifier's own extraction (`extract`), for prompts that ask for no template.
     template: Literal["none", "think_answer", "boxed"] = "none"
-    extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "last_number"]  # math
+    extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "whole", "math_span", "last_number"]  # math
     math_timeout_s: float = Field(2.0, gt=0)  # math: wall-clock limit of one math-verify check
     code_timeout_s: float = Field(10.0, gt=0)  # code: wall-clock budget of one answer's tests together
     code_test_timeout_s: float = Field(5.0, gt=0)  # code: wall-clock limit of one test (its own process)

@@ -1,16 +1,20 @@
-"""Pull one answer string out of a maths completion.
+"""Pull one answer string out of a maths completion (or out of a gold answer).
 
-Each extractor takes the completion and returns the answer as written, or None when it finds
+Each extractor takes the text and returns the answer as written, or None when it finds
 nothing. `EXTRACTORS` maps a config name to one; `extract_answer` tries them in order.
 
 Rules, each tested in tests/rewards/test_math_verifier.py:
 
-- Several boxes: the last one counts (the model's final word).
-- An empty or unclosed last box (`\\boxed{}`, a truncated `\\boxed{6`) is a failed answer:
-  `extract_boxed` returns "" and `extract_answer` stops there with None, so no later
-  extractor picks a stray number after it.
+- Boxes (`\\boxed{}`, `\\fbox{}`, nested braces matched by depth): after a revision the last
+  box counts; boxes listed together in one final statement ("$\\boxed{2}$ and
+  $\\boxed{3}$") are one multi-part answer "2, 3" ("or" between them is kept, so a hedge
+  still reads as one). An empty or unclosed last box is a failed answer: "" stops the search.
 - Answer phrases ("the answer is", "final answer:", "answer ="): the last one counts; its
   answer runs to the end of that sentence or to a reason ("..., since ...").
+- Whole response (`whole`): a short reply that is itself the answer, bare LaTeX, one
+  `$...$` / `\\(...\\)` / `\\[...\\]` span, or a few plain words ("Monday").
+- Last maths span (`math_span`): the last `$...$` / `\\(...\\)` / `\\[...\\]` of the last
+  sentence that has one, when that sentence is not a question.
 - Last number: numbers in sentences that end in "?" are skipped (a restated question is not
   an answer); a final number that closes a list ("2, 3, 5 or 19") returns the whole list,
   which then fails as a hedge.
@@ -23,7 +27,9 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-_BOX_OPEN = re.compile(r"\\boxed\s*\{")
+from rlvr.rewards.math_spans import extract_math_span, extract_whole, without_questions
+
+_BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 # "The final answer is: 19." / "Answer: (B)" / "the answer to part (a) is $x=2$"; the answer
 # runs to the end of its sentence (a full stop before a space or the end, or a newline).
@@ -35,19 +41,24 @@ _ANSWER_PHRASE = re.compile(
 )
 # The reason that follows an answer is not part of it: "19, since 12 + 7 = 19".
 _REASON = re.compile(
-    r"(?:,\s*|\s+)(?:since|because|as|which|so|given|from|where|when)\b.*", re.DOTALL
+    r"(?:,\s*|\s+)(?:since|because|as|which|so|given|from|where|when)\b.*|,\s*not\b.*", re.DOTALL
 )
-# A sentence that ends in "?" restates the question; its numbers are not answers.
-# Matching starts only at a sentence start, so the scan stays linear in the text's length.
-_QUESTION = re.compile(r"(?:(?<=[.?!\n])|^)(?:[^.?!\n]|\.(?=\d))*\?")
+# What may stand between two boxes of one multi-part answer: delimiters, separators, a
+# "\quad", a short label ("x =", "(b)"). A sentence end or a revision word is not in it.
+_BOX_GAP = re.compile(
+    r"(?:[\s$,;&]|\\[(),;:! ]|\\q?quad|\\text\{[^{}]{0,8}\}|and|or|\([a-z0-9]\)|"
+    r"[a-zA-Z]_?\d?\s*=)*"
+)
+_PROSE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
+_OR_GAP = re.compile(r"\bor\b")
 # A leading minus counts only where it cannot be a binary minus ("10-3" ends in 3, not -3).
 # One number: "1,234" and "1 234" (thousands), "3/4", "2 1/2" (mixed), "\frac{1}{2}",
-# "0.\overline{3}" / "0.(3)" (repeating), with an optional trailing percent sign.
+# "0.\overline{3}" / "0.(3)" (repeating), ".4", with an optional trailing percent sign.
 _NUMBER = re.compile(
-    r"(?:(?<![\w)}\]])-|(?<![\d.]))"
+    r"(?:(?<![\w)}\]])-|(?<![\d.a-zA-Z]))"
     r"(?:\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"
     r"|\d+ \d+/\d+(?![\d/])"
-    r"|(?:\d{1,3}(?:(?:,|\{,\}|\\,| )\d{3})+(?!\d)|\d+)"
+    r"|(?:\d{1,3}(?:(?:,|\{,\}|\\,|,\\!| )\d{3})+(?!\d)|\d+|(?=\.\d))"
     r"(?:\.\d*(?:\\overline\s*\{\d+\}|\(\d+\))|\.\d+)?(?:/\d+)?)"
     r"(?:\s*\\?%)?"
 )
@@ -59,29 +70,71 @@ _CHOICE_MENTION = re.compile(
     r"|(?<![\w(\\])([A-J])(?=\s*[.,;!]?\s*$|\s*[,;/]|\s+(?:or|and)\b)"
 )
 
+# A reply that opens with its choice, "B) ..." or "A. Because ...".
+_LEADING_CHOICE = re.compile(r"\s*\(?([A-J])(?:\)|\.(?=\s|$)|:)")
+# The only capital letter standing alone in a reply ("Because B is valid"); "I" and "A",
+# which are also words, do not count.
+_LONE_LETTER = re.compile(r"(?<![^\s(])([B-HJ])(?=[\s.,;!)]|$)")
+_WRAPPED_LETTER = re.compile(r"\\(?:textbf|text|mathrm|mathbf|mbox)\s*\{\s*\(?([A-J])\)?\s*\}")
 
-def extract_boxed(text: str) -> str | None:
-    """Return the content of the last `\\boxed{...}`; "" if it is empty or unclosed; None if none.
 
-    Braces are matched by depth, so `\\boxed{\\frac{1}{2}}` gives `\\frac{1}{2}`; a backslash
-    escapes the next character, so `\\{` and `\\}` do not count. Only the last box is
-    considered, and an earlier box is never used instead (the model's final word counts).
+def _box_spans(text: str) -> list[tuple[int, int, str | None]]:
+    """(start, end, content) of every box, in order of opening; content None if unclosed.
+
+    One pass with a stack of open boxes, so that a reply of thousands of "\\boxed{" stays
+    linear. A backslash escapes the next character, so `\\{` and `\\}` do not count.
     """
-    opens = list(_BOX_OPEN.finditer(text))
+    opens = {match.end() - 1: match.start() for match in _BOX_OPEN.finditer(text)}
     if not opens:
-        return None
-    start = opens[-1].end()
-    depth, i = 1, start
+        return []
+    found: dict[int, tuple[int, int, str | None]] = {}
+    stack: list[tuple[int, int, int]] = []  # (box start, its "{", depth inside), innermost last
+    depth, i = 0, min(opens)
     while i < len(text):
         char = text[i]
         if char == "\\":
             i += 2
             continue
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        if depth == 0:
-            return text[start:i].strip()
+        if char == "{":
+            depth += 1
+            if i in opens:
+                stack.append((opens[i], i, depth))
+        elif char == "}":
+            if stack and stack[-1][2] == depth:
+                start, brace, _ = stack.pop()
+                found[start] = (start, i + 1, text[brace + 1 : i].strip())
+            depth -= 1
         i += 1
-    return ""
+    for start, brace, _ in stack:
+        found[start] = (start, len(text), None)
+    return [found[start] for start in sorted(found)]
+
+
+def extract_boxed(text: str) -> str | None:
+    """The last box's content (joined with the boxes listed with it); "" if empty/unclosed.
+
+    None when there is no box. Braces are matched by depth and a backslash escapes the next
+    character, so `\\boxed{\\{1, 2\\}}` gives `\\{1, 2\\}`.
+    """
+    if "box" not in text:
+        return None
+    spans = _box_spans(text)
+    if not spans:
+        return None
+    if not spans[-1][2]:
+        return ""
+    first = len(spans) - 1
+    while first > 0 and spans[first - 1][2] and spans[first - 1][1] <= spans[first][0]:
+        gap = text[spans[first - 1][1] : spans[first][0]]
+        if not _BOX_GAP.fullmatch(gap):
+            break
+        first -= 1
+    parts = [spans[k][2] for k in range(first, len(spans))]
+    gaps = [text[spans[k][1] : spans[k + 1][0]] for k in range(first, len(spans) - 1)]
+    joined = parts[0]
+    for gap, part in zip(gaps, parts[1:]):
+        joined += (" or " if _OR_GAP.search(gap) else ", ") + part
+    return joined if len(set(parts)) > 1 else parts[0]
 
 
 def extract_answer_tag(text: str) -> str | None:
@@ -93,21 +146,31 @@ def extract_answer_tag(text: str) -> str | None:
 
 
 def extract_answer_phrase(text: str) -> str | None:
-    """Return what follows the last "answer is" / "final answer:", up to a reason, or None."""
+    """Return what follows the last "answer is" / "final answer:", up to a reason, or None.
+
+    GSM8K's "#### 72" counts as a phrase too.
+    """
+    if "####" in text:
+        return text.rsplit("####", 1)[1].strip().split("\n")[0].strip() or None
     last = None
     for last in _ANSWER_PHRASE.finditer(text):
         pass
     if last is None:
         return None
-    answer = _REASON.sub("", last["answer"]).strip().strip("*").strip()
-    return answer or None
+    answer = last["answer"]
+    if "$" not in answer and "\\(" not in answer:
+        # in prose "the answer is 46!" exclaims; a factorial would be written in maths
+        answer = _REASON.sub("", answer).rstrip().rstrip("!")
+    answer = answer.strip().strip("*").strip()
+    return _refine(answer) if answer else None
 
 
-def _without_questions(text: str) -> str:
-    """Blank out sentences that end in "?", keeping every other character where it was."""
-    if "?" not in text:
-        return text
-    return _QUESTION.sub(lambda match: " " * len(match[0]), text)
+def _refine(answer: str) -> str:
+    """The answer inside a phrase's sentence: "The volume of $ABC$ is 120" states 120."""
+    if len(_PROSE_WORD.findall(answer)) < 3 or extract_whole(answer) is not None:
+        return answer
+    inner = extract_answer_phrase(answer) if _ANSWER_PHRASE.search(answer) else None
+    return inner or extract_math_span(answer) or extract_last_number(answer) or answer
 
 
 def _last_run(matches: list[re.Match], text: str) -> str | None:
@@ -130,8 +193,8 @@ def extract_last_number(text: str) -> str | None:
     Restated questions are skipped, and a number closing a list returns the list (see the
     module docstring).
     """
-    text = _without_questions(text)
-    return _last_run(list(_NUMBER.finditer(text)), text)
+    text = without_questions(text)
+    return _last_run([m for m in _NUMBER.finditer(text) if m[0]], text)
 
 
 def extract_last_choice(text: str) -> str | None:
@@ -139,16 +202,38 @@ def extract_last_choice(text: str) -> str | None:
 
     A letter closing a list ("A, B, C or D") returns the list, which then fails as a hedge.
     """
-    text = _without_questions(text)
-    return _last_run(list(_CHOICE_MENTION.finditer(text)), text)
+    text = _WRAPPED_LETTER.sub(r"\1", without_questions(text))
+    if leading := _LEADING_CHOICE.match(text):
+        return leading[0].strip()  # "A. Because B is not valid": the reply opens with its choice
+    found = _last_run(list(_CHOICE_MENTION.finditer(text)), text)
+    if found is None:
+        letters = set(_LONE_LETTER.findall(text))
+        found = letters.pop() if len(letters) == 1 else None
+    return found
+
+
+def _phrase_after_last_box(text: str) -> bool:
+    """True when a "final answer: ..." follows the last box (the boxes were steps)."""
+    if "box" not in text or "nswer" not in text:
+        return False
+    spans = _box_spans(text)
+    last = None
+    for last in _ANSWER_PHRASE.finditer(text):
+        pass
+    if not spans or last is None or last.start() < spans[-1][1]:
+        return False
+    return re.search(r"[\d$\\]", last["answer"]) is not None  # not "the answer is right"
 
 
 EXTRACTORS: dict[str, Callable[[str], str | None]] = {
     "boxed": extract_boxed,
     "answer_tag": extract_answer_tag,
     "answer_phrase": extract_answer_phrase,
+    "whole": extract_whole,
+    "math_span": extract_math_span,
     "last_number": extract_last_number,
 }
+DEFAULT_EXTRACT = ("boxed", "answer_tag", "answer_phrase", "whole", "math_span", "last_number")
 
 
 def extract_answer(
@@ -161,7 +246,11 @@ def extract_answer(
     empty or unclosed last box also stops the search, with None. With `choice` (the gold is
     a letter), "last_number" is replaced by `extract_last_choice`.
     """
+    if "boxed" in methods and "answer_phrase" in methods and _phrase_after_last_box(text):
+        methods = ("answer_phrase",) + tuple(m for m in methods if m != "answer_phrase")
     for method in methods:
+        if choice and method in ("whole", "math_span"):
+            continue  # a letter gold: its letter is found by extract_last_choice
         if choice and method == "last_number":
             answer = extract_last_choice(text)
         else:

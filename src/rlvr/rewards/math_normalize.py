@@ -30,17 +30,30 @@ _CURRENCY = re.compile(
 )
 _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _LATEX_NOISE = re.compile(r"\\(?:left|right|displaystyle|!|;|:)|\\,(?!\d{3})")
+# Degrees are dropped, never converted: "90^\circ" is 90, not pi/2.
+_DEGREES = re.compile(r"\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b)")
+_LEADING_DOT = re.compile(r"(?<![\d.])\.(?=\d)")
+_DELIMITERS = re.compile(r"^\s*(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])\s*$", re.DOTALL)
+_SPACING = re.compile(r"\\(?:displaystyle|left|right|big|Big|bigl|bigr|Bigl|Bigr)(?![a-zA-Z])|\\[!;:]|~")
+_SINGLE_LETTER = re.compile(r"\\(?:mathrm|mathit|text)\s*\{\s*([a-zA-Z])\s*\}")
+_RELATION_ASCII = re.compile(r"<=|>=|=<|=>|!=")
+_RELATION_LATEX = {"<=": "\\le ", ">=": "\\ge ", "=<": "\\le ", "=>": "\\ge ", "!=": "\\ne "}
+_FRAC_STYLE = re.compile(r"\\[dt]frac")
+_MATRIX_STYLE = re.compile(r"\\(begin|end)\{[bB]matrix\}")
 # Unit words after a number ("5 cm", "12 apples"); a single letter ("3 x") and maths words
 # ("2 pi") are not units.
 _UNIT_TAIL = re.compile(
     r"(?<=\d)(?:\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)"
-    r"|(?:\s+(?!(?:pi|sqrt|log|ln|sin|cos|tan|exp|inf|infty|mod)\b)[a-zA-Z]{2,}\.?)+)$"
+    r"|(?:\s+(?!(?:pi|sqrt|log|ln|sin|cos|tan|exp|inf|infty|mod)\b)[a-zA-Z]{2,}\.?)+"
+    r"(?:\s*\^\s*\{?\s*[23]\s*\}?|/[a-zA-Z]{1,3})?)$"  # "cm^2", "m/s"
 )
 _PERCENT = re.compile(r"\s*(?:\\%|%|\s+percent|\\text\{\s*percent\s*\})\s*$")
 _CHOICE = re.compile(r"(?:(?:option|choice)\s+)?\(?\s*([A-Ja-j])\s*(?:\)|\.|:)?", re.IGNORECASE)
 _CHOICE_GOLD = re.compile(r"\(?\s*([A-J])\s*\)?")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
-_HEDGE_WORDS = re.compile(r"\s+(?:or|and)\s+|\\text\{\s*(?:or|and)\s*\}|\\(?:quad|qquad)")
+_HEDGE_WORDS = re.compile(
+    r"\s+(?:or|and)\s+|\\text\{\s*(?:or|and)\s*\}|\\(?:quad|qquad)|(?<=[)\]}])\s*(?:or|and)\s*(?=[(\[{])"
+)
 
 
 def _strip_decoration(text: str) -> str:
@@ -50,6 +63,50 @@ def _strip_decoration(text: str) -> str:
     text = _LATEX_NOISE.sub("", text)
     text = text.strip().rstrip(".").strip()
     return _UNIT_TAIL.sub("", text).strip()
+
+
+def clean(text: str) -> str:
+    """The common form both sides are compared in: no delimiters, spacing, degrees or
+    currency; `\\dfrac` is `\\frac`, ".4" is "0.4", "11,\\!111" is "11,111", `bmatrix`
+    is `pmatrix`; no trailing full stop. Unit words are left to `to_fraction`."""
+    text = text.strip()
+    while (match := _DELIMITERS.fullmatch(text)) and match[1].strip() and "$" not in match[1]:
+        text = match[1].strip()
+    text = re.sub(r",\s*\\!\s*(?=\d{3})", ",", text)  # "11,\\! 111" groups thousands
+    text = re.sub(r"(?<!\\)\\ ", " ", _SPACING.sub("", text))
+    text = _SINGLE_LETTER.sub(r"\1", text)
+    text = _RELATION_ASCII.sub(lambda m: _RELATION_LATEX[m[0]], text)
+    text = _FRAC_STYLE.sub(r"\\frac", text)
+    text = _MATRIX_STYLE.sub(r"\\\1{pmatrix}", text)
+    text = _DEGREES.sub("", text)
+    text = re.sub(r"([_^])\{\s*(\w)\s*\}", r"\1\2", text)  # "x^{2}" is "x^2", "a_{3}" is "a_3"
+    text = _CURRENCY.sub(" ", text) if re.search(r"\d", text) else text
+    text = _LEADING_DOT.sub("0.", text)
+    text = re.sub(r"\\,(?!\d{3}(?!\d))", " ", text)
+    text = " ".join(text.split()).rstrip(".").strip()
+    while len(text) > 2 and text[0] == "{" and text[-1] == "}" and _one_group(text):
+        text = text[1:-1].strip()
+    return plus_minus(text)
+
+
+def plus_minus(text: str) -> str:
+    """"\\pm 2" -> "-2, 2" and "1 \\pm \\sqrt{2}" -> "1-\\sqrt{2}, 1+\\sqrt{2}": both values."""
+    if text.count("\\pm") != 1 or "," in text or "=" in text:
+        return text
+    left, right = (part.strip() for part in text.split("\\pm"))
+    if not right:
+        return text
+    return f"{left}-{right}, {left}+{right}" if left else f"-{right}, {right}"
+
+
+def _one_group(text: str) -> bool:
+    """True when the brace opening `text` closes at its very end ("{1,2}", not "{a}{b}")."""
+    depth = 0
+    for i, char in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth == 0 and i < len(text) - 1:
+            return False
+    return True
 
 
 def split_percent(text: str) -> tuple[str, bool]:
@@ -138,17 +195,28 @@ def top_level_items(text: str) -> list[str]:
     against a single gold answer.
     """
     text = _HEDGE_WORDS.sub(" , ", text.strip().strip("$"))
+    separator = ";" if _has_top_level(text, ";") else ","
     items, depth, start = [], 0, 0
     for i, char in enumerate(text):
         if char in "([{":
             depth += 1
         elif char in ")]}":
             depth -= 1
-        elif char == "," and depth == 0 and not re.match(r",\d{3}(?!\d)", text[i:]):
+        elif char == separator and depth == 0 and not re.match(r",\d{3}(?!\d)", text[i:]):
             items.append(text[start:i])
             start = i + 1
     items.append(text[start:])
     return [item.strip() for item in items if item.strip()]
+
+
+def _has_top_level(text: str, separator: str) -> bool:
+    """True when `separator` occurs outside every bracket of `text`."""
+    depth = 0
+    for char in text:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        if char == separator and depth == 0:
+            return True
+    return False
 
 
 _INTERVAL = re.compile(r"([\[(])([^,\[\]()]+),([^,\[\]()]+)([\])])")

@@ -2,175 +2,101 @@
 
 Three stages, each small and separately testable:
 
-1. Extraction (`math_extract.py`): pull one answer string out of the completion.
-2. Normalisation (`math_normalize.py`), on both sides: mixed numbers, thousands separators,
-   currency and units, percentages, repeating decimals, multiple-choice letters, hedges.
-3. Equivalence: plain numbers are compared exactly with `fractions.Fraction`; a choice letter
-   against a letter; anything else (LaTeX, expressions, sets, ...) goes to math-verify under
-   our own wall-clock limit (see `time_limit.py` for why not math-verify's), except answers
-   too large to evaluate, which are refused in microseconds.
+1. Extraction (`math_extract.py`, `math_spans.py`): pull one answer string out of the
+   completion, and out of the gold answer by the same path (a gold may be a worked solution,
+   a boxed value or a sentence).
+2. Normalisation (`math_normalize.py`), on both sides: delimiters, mixed numbers, thousands
+   separators, currency, units and degrees (dropped, never converted), percentages,
+   repeating decimals, multiple-choice letters, hedges.
+3. Equivalence (`math_compare.py`): shapes (lists, tuples, sets, intervals, inequalities,
+   equations), exact numbers, then math-verify under our own wall-clock limit (see
+   `time_limit.py` for why not math-verify's), except answers too large to evaluate.
 """
 
 from __future__ import annotations
 
-import logging
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import math_verify
-
+from rlvr.rewards.math_compare import (
+    Comparison,
+    MAX_ANSWER_CHARS,
+    math_verify_equal,
+    numbers_equal,
+    parse_gold,
+    text_key,
+    too_large,
+)
 from rlvr.rewards.math_extract import (
+    DEFAULT_EXTRACT,
     EXTRACTORS,
     extract_answer,
     extract_boxed,
     extract_last_choice,
     extract_last_number,
 )
-from rlvr.rewards.math_normalize import (
-    choice_letter,
-    interval_parts,
-    is_choice_gold,
-    signed_square,
-    split_percent,
-    to_fraction,
-    top_level_items,
-)
-from rlvr.rewards.math_polynomial import polynomial
-from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
+from rlvr.rewards.math_spans import few_words
+from rlvr.rewards.math_structure import as_interval, shape
+from rlvr.rewards.math_normalize import choice_letter, clean, is_choice_gold, to_fraction, top_level_items
+from rlvr.rewards.time_limit import VerifierTimeout
 from rlvr.rewards.verdict import Verdict
 
 __all__ = [
+    "DEFAULT_EXTRACT",
     "EXTRACTORS",
+    "MAX_ANSWER_CHARS",
     "MathVerifier",
     "as_fraction",
+    "exact_equal",
     "extract_answer",
     "extract_boxed",
     "extract_last_choice",
     "extract_last_number",
-    "exact_equal",
+    "gold_answer",
     "numbers_equal",
     "too_large",
 ]
 
-MAX_ANSWER_CHARS = 500
-_ONE_VARIABLE = re.compile(r"\s*[a-zA-Z]\s*=\s*([^=]+)")
-# A power tower (an exponent that has its own exponent), an exponent of 6+ digits, a
-# factorial of a 4+ digit number.
-_TOO_LARGE = re.compile(
-    r"\^\s*\{[^{}]*\^|\^\s*\d+\s*\^|\^\s*\{?\s*-?\d{6,}|\d{4,}\s*!|\\(?:prod|sum)_"
-)
-
-
-class _OwnTimeoutFilter(logging.Filter):
-    """Drop math-verify's warning that its timeouts are off: we put our own limit around it."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("Timeout is disabled")
-
-
-for _name in ("math_verify.parser", "math_verify.grader"):
-    logging.getLogger(_name).addFilter(_OwnTimeoutFilter())
-
 # The plain-number reader under its old name, for `rlvr.evaluate.vote` (voting keys).
 as_fraction = to_fraction
-
-
-def numbers_equal(answer: str, gold: str) -> bool | None:
-    """Exact comparison when both are plain numbers; None when either is not (undecided).
-
-    A percent sign is a unit: "50%" equals "50%" and "50"; and, by value, "0.5" (so a gold
-    "50\\%" accepts "50", "50%" and "0.5"; a gold "0.5" accepts "50%" and "0.5").
-    """
-    answer_body, answer_percent = split_percent(answer)
-    gold_body, gold_percent = split_percent(gold)
-    answer_value, gold_value = to_fraction(answer_body), to_fraction(gold_body)
-    if answer_value is None or gold_value is None:
-        return None
-    if answer_percent == gold_percent or answer_value == gold_value:
-        return answer_value == gold_value
-    if answer_percent:
-        return answer_value / 100 == gold_value
-    return answer_value == gold_value / 100
-
-
-def exact_equal(answer: str, gold: str) -> bool | None:
-    """The exact fast paths, tried in order; None when none applies (math-verify decides).
-
-    Plain numbers (`numbers_equal`); intervals and pairs of plain numbers ("[1, 2)"), equal
-    when brackets and endpoints are; numbers with a rational square ("2\\sqrt{3}" ==
-    "\\sqrt{12}"), equal when sign and square are; polynomials in one letter ("(x+1)^2" ==
-    "x^2+2x+1"), equal when their coefficients are. "x = 3" against "3" compares the 3, as
-    math-verify does. No sympy here, so no time limit is needed.
-    """
-    answer, gold = _rhs(answer, gold), _rhs(gold, answer)
-    equal = numbers_equal(answer, gold)
-    if equal is not None:
-        return equal
-    answer_interval, gold_interval = interval_parts(answer), interval_parts(gold)
-    if answer_interval is not None and gold_interval is not None:
-        return answer_interval == gold_interval
-    answer_square, gold_square = signed_square(answer), signed_square(gold)
-    if answer_square is not None and gold_square is not None:
-        return answer_square == gold_square
-    return _polynomials_equal(answer, gold)
-
-
-def _polynomials_equal(answer: str, gold: str) -> bool | None:
-    """Equal coefficients in the same letter ("(x+1)^2" == "x^2+2x+1"); None if not both."""
-    answer_poly, gold_poly = polynomial(answer), polynomial(gold)
-    if answer_poly is None or gold_poly is None:
-        return None
-    (answer_letter, answer_coefficients), (gold_letter, gold_coefficients) = answer_poly, gold_poly
-    constant = len(answer_coefficients) == 1 and len(gold_coefficients) == 1
-    if answer_letter != gold_letter and not constant and None not in (answer_letter, gold_letter):
-        return None  # "t^2" against "x^2": a renamed variable is math-verify's call
-    return answer_coefficients == gold_coefficients
-
-
-def _rhs(text: str, other: str) -> str:
-    """"x = 3" -> "3" when `other` names no variable; any other text is returned unchanged."""
-    match = _ONE_VARIABLE.fullmatch(text.strip().strip("$"))
-    if match is None or "=" in other:
-        return text
-    return match[1]
-
-
-def too_large(text: str) -> bool:
-    """True for answers sympy could take minutes to evaluate: towers, huge powers, factorials.
-
-    "9^{9^{9}}", "10^{100000}", "5000!" (whole seconds each in sympy, longer than any sane
-    time limit); "2^{10}", "10!" are not. So is any answer over `MAX_ANSWER_CHARS`: sympy
-    spends seconds inside single C calls on a 20,000-digit literal, where no alarm reaches.
-    """
-    return len(text) > MAX_ANSWER_CHARS or _TOO_LARGE.search(text) is not None
-
-
-def _as_latex(text: str) -> str:
-    """Wrap a bare answer in `$...$` so math-verify's LaTeX extraction sees it."""
-    return text if "$" in text or "\\boxed" in text else f"${text}$"
-
-
-def _parse(text: str) -> list:
-    """math-verify parse with its own (signal) timeout off and its errors raised, not hidden."""
-    return math_verify.parse(_as_latex(text), parsing_timeout=None, raise_on_error=True)
+# Old private names, kept for callers and tests that reach in.
+_parse_gold = parse_gold
+_math_verify_equal = math_verify_equal
 
 
 @lru_cache(maxsize=65536)
-def _parse_gold(gold: str) -> tuple:
-    """Parse a gold answer once; the same gold is checked against every sample of its group."""
-    return tuple(_parse(gold))
+def gold_answer(gold: str) -> str:
+    """The answer a gold string states, by the response's extractors: a box or tag; else the
+    gold itself when it is maths with few words ("x = 4", "\\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}");
+    else the answer phrase, final maths span or last number of the sentence it is."""
+    found = extract_answer(gold, ("boxed", "answer_tag", "whole"))
+    if found is None and not few_words(gold):
+        found = extract_answer(gold, ("answer_phrase", "math_span", "last_number"))
+    return found[1] if found else gold.strip()
 
 
-def _math_verify_equal(answer: str, gold: str) -> bool | None:
-    """True/False from math-verify; None when either side parses to nothing."""
-    gold_parsed = _parse_gold(gold)
-    answer_parsed = _parse(answer)
-    if not gold_parsed or not answer_parsed:
+def exact_equal(answer: str, gold: str) -> bool | None:
+    """The comparison without math-verify: True/False when decided, None when sympy is needed.
+
+    Runs every sympy-free path of `Comparison.equal` (shapes, numbers, roots, polynomials,
+    constant values); used by tests and by callers that want a guaranteed-fast answer.
+    """
+    comparison = Comparison(timeout_s=1e-9)
+    comparison.deadline = float("-inf")
+    try:
+        return comparison.equal(answer, gold)
+    except VerifierTimeout:
         return None
-    return math_verify.verify(
-        list(gold_parsed), answer_parsed, timeout_seconds=None, raise_on_error=True
-    )
+
+
+def _hedged(answer: str, gold: str) -> bool:
+    """Several different answers ("19 or 20") against a gold that is one plain value."""
+    items = top_level_items(clean(answer))
+    if len(items) < 2 or shape(clean(gold)).kind != "single":
+        return False
+    if "\\cup" in gold and all(as_interval(item) for item in items):
+        return False  # "x < -2 or x > 3" is one union of intervals
+    return len({text_key(item) for item in items}) > 1
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -184,25 +110,26 @@ class MathVerifier:
     """Score 1 if the completion's final answer equals the gold answer, else 0.
 
     The answer is found by the extractors named in `extract`, tried in that order; the first
-    one that finds something wins ("boxed": the last `\\boxed{...}`, an empty one ending the
-    search; "answer_tag": the last `<answer>...</answer>`; "answer_phrase": the last "the
-    answer is ..."; "last_number": the last number outside restated questions, or the last
-    choice letter when the gold is one). Then, in order:
+    one that finds something wins ("boxed": the last box, with the boxes listed beside it,
+    an empty one ending the search; "answer_tag": the last `<answer>...</answer>`;
+    "answer_phrase": the last "the answer is ..."; "whole": a reply that is only an answer;
+    "math_span": the final statement's last `$...$`; "last_number": the last number outside
+    restated questions, or the last choice letter when the gold is one). The gold answer is
+    read by the same extractors. Then, in order:
 
     - a gold letter (A-J) is compared with the one letter the answer names ("(b)" == "B");
     - an answer listing several items ("19 or 20") against a one-item gold is a hedge: 0;
-    - plain numbers on both sides, after normalisation, are compared exactly as fractions
-      (also intervals of plain numbers and square roots: see `exact_equal`);
-    - an answer too large to evaluate ("9^{9^{9}}") scores 0 unless it reads as the gold;
-    - anything else is checked by math-verify, limited to `timeout_s` seconds of wall time.
+    - otherwise `math_compare.Comparison` decides, math-verify limited to `timeout_s`
+      seconds of wall time for the whole check; an answer too large to evaluate
+      ("9^{9^{9}}") scores 0 unless it reads as the gold.
 
     Attributes:
         extract: extractor names from `EXTRACTORS`, in priority order.
-        timeout_s: wall-clock limit for one math-verify check, in seconds.
+        timeout_s: wall-clock limit for one check's math-verify calls, in seconds.
         max_chars: longer responses score 0 without being read (bounds the regex work).
     """
 
-    extract: tuple[str, ...] = ("boxed", "answer_tag", "answer_phrase", "last_number")
+    extract: tuple[str, ...] = DEFAULT_EXTRACT
     timeout_s: float = 2.0
     max_chars: int = 20000
 
@@ -224,6 +151,7 @@ class MathVerifier:
             return Verdict(0.0, "empty completion")
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)")
+        gold = gold_answer(gold) if len(gold) <= self.max_chars else gold
         choice = is_choice_gold(gold)
         found = extract_answer(response, self.extract, choice=choice)
         if found is None and "boxed" in self.extract and extract_boxed(response) == "":
@@ -233,28 +161,41 @@ class MathVerifier:
         method, answer = found
         if choice:
             return _judge_choice(method, answer, gold)
-        if len(top_level_items(answer)) > 1 and len(top_level_items(gold)) == 1:
-            return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
+        if _hedged(answer, gold):
+            if not self._all_equal(answer, gold):
+                return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
+            answer = top_level_items(clean(answer))[0]  # "1/2 or 0.5": one value, twice
         return self._judge(method, answer, gold)
+
+    def _all_equal(self, answer: str, gold: str) -> bool:
+        """True when every item of a multi-item answer equals the gold ("1/2 or 0.5")."""
+        comparison = Comparison(self.timeout_s)
+        try:
+            items = top_level_items(clean(answer))
+            return all(comparison.equal(item, gold) is True for item in items)
+        except Exception:  # deliberate: any failure here leaves the hedge verdict
+            return False
 
     def _judge(self, method: str, answer: str, gold: str) -> Verdict:
         """Turn one equivalence check, or the way it failed, into a Verdict."""
-        equal = exact_equal(answer, gold)
-        if equal is None and too_large(answer) and not too_large(gold):
+        comparison = Comparison(self.timeout_s)
+        try:
+            equal = comparison.equal(answer, gold)
+        except VerifierTimeout:
+            return Verdict(0.0, f"timed out after {float(self.timeout_s)} s", ("timeout",))
+        except Exception as error:  # deliberate: one odd answer must not stop training
+            return Verdict(0.0, f"verifier error: {type(error).__name__}", ("error",))
+        if comparison.too_large and not equal:
             return Verdict(0.0, f"too large to evaluate: {_short(answer)}", ("too_large",))
-        if equal is None:
-            try:
-                equal = run_with_time_limit(_math_verify_equal, self.timeout_s, answer, gold)
-            except VerifierTimeout:
-                return Verdict(0.0, f"timed out after {float(self.timeout_s)} s", ("timeout",))
-            except Exception as error:  # deliberate: one odd answer must not stop training
-                return Verdict(0.0, f"verifier error: {type(error).__name__}", ("error",))
         return _verdict(method, answer, gold, equal)
 
 
 def _judge_choice(method: str, answer: str, gold: str) -> Verdict:
     """A multiple-choice gold: the answer must name exactly one letter, the same one."""
+    items = top_level_items(answer)
     letter = choice_letter(answer)
+    if len(items) > 1 and len({choice_letter(item) for item in items}) > 1:
+        letter = None  # "(A) or (B)": a hedge across choices
     if letter is None:
         return Verdict(0.0, f"no single choice in {_short(answer)}, expected {_short(gold)}")
     return _verdict(method, letter, gold, letter == choice_letter(gold))
