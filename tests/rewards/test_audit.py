@@ -28,14 +28,8 @@ def test_builtin_answer_verifiers_pass_and_controls_score_one(name):
     assert max(o.seconds for o in report.outcomes) < 2.0  # the giant replies are refused, not read
 
 
-BARE_ANSWER_PENDING = pytest.mark.xfail(strict=True, reason=(
-    "huge_power: the maths verifier reads the committed answer '10^{100000000} - 10^{100000000} + 42' "
-    "by its last number (42); its extraction of a bare answer is being rewritten on another branch. "
-    "strict: this fails once that lands, then remove the mark"))
-
-
 @pytest.mark.parametrize("name, template", [
-    ("math", "think_answer"), pytest.param("math", "boxed", marks=BARE_ANSWER_PENDING),
+    ("math", "think_answer"), ("math", "boxed"),
     ("exact", "think_answer"), ("exact", "boxed"),
 ])
 def test_answer_verifiers_under_a_template_pass_the_template_attacks(name, template):

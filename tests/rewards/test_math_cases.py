@@ -135,7 +135,7 @@ def test_labelled_pairs_overall_and_per_category_at_least_bare_math_verify():
         table: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
         misses = []
         for row in rows:
-            ours = int(reward(row["response"], row["gold"]).score >= 0.5) == int(row["label"])
+            ours = int(reward(response=row["response"], gold=row["gold"]).score >= 0.5) == int(row["label"])
             bare = bare_with_limit(row["response"], row["gold"]) == int(row["label"])
             for key in (row["category"], "all"):
                 table[key][0] += 1

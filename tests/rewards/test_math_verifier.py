@@ -358,7 +358,7 @@ def test_integer_answers_are_exact(a):
 
 
 def test_registry_builds_a_math_verifier():
-    assert VERIFIERS["math"]()("\\boxed{4}", "4").score == 1.0
+    assert VERIFIERS["math"]()(response="\\boxed{4}", gold="4").score == 1.0
 
 
 # --- run_with_time_limit --------------------------------------------------------------------
