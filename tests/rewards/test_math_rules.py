@@ -52,6 +52,29 @@ RULES = {
         ("\\boxed{\\boxed{7}}", "7", 1),
         ("Step one gives \\boxed{200}. Final Answer: The final answer is $10,455$.", "10455", 1),
     ],
+    # boxes of one sentence: a hedge word makes one hedge; a revision word, the last box alone
+    "box_hedges": [
+        ("Perhaps \\boxed{7}, though it may possibly be \\boxed{8}, I cannot tell.", "8", 0),
+        ("It is either \\boxed{10} or maybe even \\boxed{12}", "12", 0),
+        ("My guess is \\boxed{2}, although it could be \\boxed{5}", "5", 0),
+        ("We first got \\boxed{2}, but actually it is \\boxed{5}", "5", 1),  # a revision
+        ("We first got \\boxed{2}, but actually it is \\boxed{5}", "2", 0),
+        ("Hmm, \\boxed{6}, no wait, \\boxed{9}.", "9", 1),
+        ("Part one is \\boxed{4}, so the answer is \\boxed{16}.", "16", 1),  # a conclusion
+        ("I think \\boxed{3}. It might be \\boxed{4}.", "4", 1),  # two sentences: the last box
+    ],
+    # boxes labelled in one sentence form one multi-part answer, gold side too
+    "box_parts": [
+        ("\\boxed{5, 9}", "\\boxed{5} apples and \\boxed{9} pears", 1),
+        ("\\boxed{5, 8}", "\\boxed{5} apples and \\boxed{9} pears", 0),
+        ("\\boxed{9}", "\\boxed{5} apples and \\boxed{9} pears", 0),
+        ("$\\boxed{(0, 1)} \\text{ in the first case and } \\boxed{(2, 5)}$", "(0, 1), (2, 5)", 1),
+        ("$\\boxed{(0, 1)} \\text{ in the first case and } \\boxed{(2, 5)}$", "(2, 5)", 0),
+        ("$\\boxed{12 m} == \\boxed{7}$", "12 m, 7", 1),
+        ("$\\boxed{12 m} == \\boxed{7}$", "7", 0),
+        ("{12 m, 7}", "$\\boxed{12 m} // \\boxed{7}$", 1),
+        ("{12 m, 6}", "$\\boxed{12 m} // \\boxed{7}$", 0),
+    ],
     "lists": [
         ("1, 5", "5, 1", 1),  # a bare list is unordered
         ("(1, 5)", "(5, 1)", 0),  # a tuple is ordered

@@ -50,6 +50,19 @@ _BOX_GAP = re.compile(
     r"[a-zA-Z]_?\d?\s*=)*"
 )
 _PROSE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
+# Between two boxes of one sentence, a revision or a conclusion ("wait", "so the answer is")
+# makes the later box replace the earlier; a hedge word ("might also be") makes the two
+# candidates of one hedge; otherwise a few words with no sentence end ("papers and", "for
+# part (a) and") only label the parts of one multi-part answer.
+_REVISION = re.compile(
+    r"\b(?:wait|actually|instead|correct(?:ion|ed|ing)?|mistake|wrong|error|oops|recheck|"
+    r"re-?check|redo|no|so|thus|hence|therefore|answer|final|gives?|giving)\b",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(r"\b(?:maybe|might|could|perhaps|possibly|probably|or|either)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?:](?=\s|$)|\n\s*\n")
+_LABEL_WORDS = 6
+
 _OR_GAP = re.compile(r"\bor\b")
 # A leading minus counts only where it cannot be a binary minus ("10-3" ends in 3, not -3).
 # One number: "1,234" and "1 234" (thousands), "3/4", "2 1/2" (mixed), "\frac{1}{2}",
@@ -125,16 +138,28 @@ def extract_boxed(text: str) -> str | None:
         return ""
     first = len(spans) - 1
     while first > 0 and spans[first - 1][2] and spans[first - 1][1] <= spans[first][0]:
-        gap = text[spans[first - 1][1] : spans[first][0]]
-        if not _BOX_GAP.fullmatch(gap):
+        if _box_link(text[spans[first - 1][1] : spans[first][0]]) is None:
             break
         first -= 1
     parts = [spans[k][2] for k in range(first, len(spans))]
     gaps = [text[spans[k][1] : spans[k + 1][0]] for k in range(first, len(spans) - 1)]
     joined = parts[0]
     for gap, part in zip(gaps, parts[1:]):
-        joined += (" or " if _OR_GAP.search(gap) else ", ") + part
+        joined += _box_link(gap) + part
     return joined if len(set(parts)) > 1 else parts[0]
+
+
+def _box_link(gap: str) -> str | None:
+    """How two boxes with `gap` between them join: ", " (parts of one answer), " or " (a
+    hedge), or None (separate statements: the later box is a revision and counts alone)."""
+    if _BOX_GAP.fullmatch(gap):
+        return " or " if _OR_GAP.search(gap) else ", "
+    if _SENTENCE_END.search(gap) or _REVISION.search(gap) or len(gap) > 80:
+        return None
+    if _HEDGE.search(gap):
+        return " or "
+    words = _PROSE_WORD.findall(re.sub(r"\\[a-zA-Z]+", " ", gap))
+    return ", " if len(words) <= _LABEL_WORDS and not re.search(r"\d", gap) else None
 
 
 def extract_answer_tag(text: str) -> str | None:
