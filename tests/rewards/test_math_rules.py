@@ -127,6 +127,13 @@ RULES = {
         ("the answer is 46!", "46", 1),  # prose exclaims
         ("the answer is $4!$", "24", 1),  # maths: a factorial
         ("The answer is (A) or (B).", "A", 0),
+        # a hedge adverb between choices or numbers still makes a hedge
+        ("I'd pick (A) or perhaps (D).", "D", 0),
+        ("Probably (E), maybe (B).", "B", 0),
+        ("I would choose (B), not (C).", "B", 1),  # a rejected choice is no hedge
+        ("I would choose (B) or maybe (C).", "B", 0),
+        ("There are 19 or maybe 20 of them", "20", 0),
+        ("There are 19 of them, maybe more", "19", 1),
         ("So the roots are $x=2$ and $x=-3$.", "-3, 2", 1),
         ("So the roots are $x=2$ and $x=-3$.", "2", 0),
         ("The probability is $\\frac{5}{36}$, since there are 36 outcomes.", "\\frac{5}{36}", 1),

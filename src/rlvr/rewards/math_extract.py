@@ -77,12 +77,18 @@ _NUMBER = re.compile(
 )
 # Between two numbers (or letters), only spaces and list separators: "2, 3, 5 or 19" is a
 # hedge, not an answer.
-_LIST_GAP = re.compile(r"[ \t]*(?:[,;/][ \t]*)?(?:(?:or|and)[ \t]+)?")
+# A hedge adverb may stand in the gap too: "(B) or maybe (C)", "19, perhaps 20".
+_LIST_GAP = re.compile(
+    r"[ \t]*(?:[,;/][ \t]*)?(?:(?:or|and)[ \t]+)?"
+    r"(?:(?:maybe|perhaps|possibly|probably|even)[ \t]+)?"
+)
 _CHOICE_MENTION = re.compile(
     r"\(([A-J])\)|(?<![\w(\\])([A-J])\)|(?:option|choice|answer)\s+([A-J])\b"
     r"|(?<![\w(\\])([A-J])(?=\s*[.,;!]?\s*$|\s*[,;/]|\s+(?:or|and)\b)"
 )
 
+# "(B), not (C)": a choice named only to be rejected is not a mention.
+_REJECTED = re.compile(r"\b(?:not|rather than|instead of)\s*$", re.IGNORECASE)
 # A reply that opens with its choice, "B) ..." or "A. Because ...".
 _LEADING_CHOICE = re.compile(r"\s*\(?([A-J])(?:\)|\.(?=\s|$)|:)")
 # The only capital letter standing alone in a reply ("Because B is valid"); "I" and "A",
@@ -230,7 +236,8 @@ def extract_last_choice(text: str) -> str | None:
     text = _WRAPPED_LETTER.sub(r"\1", without_questions(text))
     if leading := _LEADING_CHOICE.match(text):
         return leading[0].strip()  # "A. Because B is not valid": the reply opens with its choice
-    found = _last_run(list(_CHOICE_MENTION.finditer(text)), text)
+    mentions = [m for m in _CHOICE_MENTION.finditer(text) if not _REJECTED.search(text, max(0, m.start() - 20), m.start())]
+    found = _last_run(mentions, text)
     if found is None:
         letters = set(_LONE_LETTER.findall(text))
         found = letters.pop() if len(letters) == 1 else None
