@@ -110,6 +110,21 @@ RULES = {
         ("What is 12 + 7?", "19", 0),
         ("The question asks for the number of ways to choose 2 items from 12. Let me think.", "12", 0),
         ("19. Let me re-read the question: what is 12 + 7?", "19", 1),
+        # a restated given is not an answer
+        ("We are given that the perimeter is 20.", "20", 0),
+        ("We're told the width is 4 and asked for the area.", "4", 0),
+        ("Given that the width is 4, the area is 16.", "16", 1),
+        ("Given that the width is 4, the area is 16.", "4", 0),
+        ("We are told the width is 4. The area is 16.", "16", 1),
+    ],
+    # a reply that says it cannot finish commits to nothing it wrote
+    "gave_up": [
+        ("The sum is 12 + 30, so $42$... I'm not sure how to proceed.", "42", 0),
+        ("We need $\\sqrt{49}$, but I don't know how to finish this.", "49", 0),
+        ("Maybe 15? I am stuck.", "15", 0),
+        ("I was stuck at first, but then $x = 15$.", "15", 1),  # stuck once, not giving up
+        ("The sum is 12 + 30, so $42$. I'm not sure it is elegant.", "42", 1),
+        ("\\boxed{42}. I'm not sure how to continue with the bonus part.", "42", 1),  # a box commits
     ],
     "bases": [("204_5", "204", 0), ("204", "204_5", 0), ("204_5", "204_{5}", 1)],
     "whole": [

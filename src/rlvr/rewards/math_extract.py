@@ -257,6 +257,21 @@ def _phrase_after_last_box(text: str) -> bool:
     return re.search(r"[\d$\\]", last["answer"]) is not None  # not "the answer is right"
 
 
+# A reply whose last words say it could not finish commits to nothing it wrote before.
+_GAVE_UP = re.compile(
+    r"\b(?:not sure how to (?:continue|proceed|finish|solve)|(?:don't|do not|can't|cannot) "
+    r"(?:know how to|figure out|solve|finish|continue)|i(?:'m| am) stuck|unable to (?:solve|finish))",
+    re.IGNORECASE,
+)
+# The extractors that read an answer out of prose; a box, a tag or a phrase is a commitment.
+_PROSE_METHODS = ("whole", "math_span", "last_number")
+
+
+def gave_up(text: str) -> bool:
+    """True when the reply ends (its last 300 characters) saying it cannot finish ("I'm stuck")."""
+    return _GAVE_UP.search(text[-300:]) is not None
+
+
 EXTRACTORS: dict[str, Callable[[str], str | None]] = {
     "boxed": extract_boxed,
     "answer_tag": extract_answer_tag,
@@ -280,6 +295,8 @@ def extract_answer(
     """
     if "boxed" in methods and "answer_phrase" in methods and _phrase_after_last_box(text):
         methods = ("answer_phrase",) + tuple(m for m in methods if m != "answer_phrase")
+    if gave_up(text):
+        methods = tuple(m for m in methods if m not in _PROSE_METHODS)
     for method in methods:
         if choice and method in ("whole", "math_span"):
             continue  # a letter gold: its letter is found by extract_last_choice

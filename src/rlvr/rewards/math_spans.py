@@ -17,6 +17,13 @@ _RESTATED = re.compile(
     r"(?:[^.?!\n]|\.(?=\d))*",
     re.IGNORECASE,
 )
+# A restated given ("We are told the area is 36, ...") states no answer either: blanked
+# to the end of its clause.
+_GIVEN = re.compile(
+    r"\b(?:we are|we're|i am|i'm) (?:told|given)\b(?:[^.?!,;\n]|\.(?=\d))*?"
+    r"(?=\s+and\s+(?:asked|need|want)|[.?!,;\n]|$)|\bgiven that\b(?:[^.?!,;\n]|\.(?=\d))*",
+    re.IGNORECASE,
+)
 # The reason after a final span is not part of the statement: "..., since there are 36".
 _AFTER_REASON = re.compile(r"^\s*[,;]?\s*(?:since|because|as|given|where)\b(?:[^.!\n]|\.(?=\d))*")
 _WHOLE_MAX_CHARS = 600
@@ -57,6 +64,8 @@ def without_questions(text: str) -> str:
         text = _QUESTION.sub(blank, text)
     if "ask" in text or "want" in text:
         text = _RESTATED.sub(blank, text)
+    if "given" in text or "told" in text:
+        text = _GIVEN.sub(blank, text)
     return text
 
 
