@@ -97,6 +97,14 @@ RULES = {
         ("$(3,2)$", "$(p,q)=(3,2)$", 1),  # math-verify tests
         ("a_{37} = 19, a_3 = 2", "a_3 = 2, a_{37} = 19", 1),
         ("a_{37} = 18, a_3 = 2", "a_3 = 2, a_{37} = 19", 0),
+        # a numeric left side is kept: the answer is the equation or its value
+        ("$3b - d$", "$12 = 3b - d$", 0),
+        ("$d + 2$", "$5 = d + 2$", 0),
+        ("$12 = 3b-d$", "$12 = 3b - d$", 1),
+        ("12", "$12 = 3b - d$", 1),
+        ("$3b - d = 13$", "$12 = 3b - d$", 0),
+        ("5", "2 + 3 = 5", 1),  # a worked chain still states its last value
+        ("$2 + 3$", "y = 2 + 3", 1),
     ],
     "unevaluated": [
         ("2^{10}", "1024", 1), ("\\binom{5}{2}", "10", 1), ("\\binom{5}{2}", "11", 0),

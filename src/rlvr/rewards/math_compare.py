@@ -301,15 +301,18 @@ class Comparison:
 
 
 def _drop_name(text: str, other: str) -> str:
-    """"x = 4" -> "4" and "2 + 3 = 5" -> "5" when `other` has no "="; else `text` as it is."""
+    """"x = 4" -> "4", "2 + 3 = 5" -> "5", "7 = 11a+c" -> "7" when `other` has no "=";
+    else `text` as it is."""
     if "=" not in text or "=" in other:
         return text
     named = assignment(text)
     if named:
         return named[1]
-    left = text.split("=", 1)[0]
+    left, right = text.split("=", 1)[0], text.rsplit("=", 1)[1].strip()
     if "\\{" not in text and len(top_level_items(text)) == 1 and not re.search("[a-zA-Z]", left):
-        return text.rsplit("=", 1)[1].strip()  # a worked chain states its last value
+        if re.search("[a-zA-Z]", right):
+            return left.strip()  # "7 = 11a+c" states the value 7, not the expression
+        return right  # a worked chain states its last value
     return text
 
 
