@@ -57,9 +57,11 @@ RULES = {
         ("Perhaps \\boxed{7}, though it may possibly be \\boxed{8}, I cannot tell.", "8", 0),
         ("It is either \\boxed{10} or maybe even \\boxed{12}", "12", 0),
         ("My guess is \\boxed{2}, although it could be \\boxed{5}", "5", 0),
+        ("It may be \\boxed{3}, though on the other hand it might just as well be \\boxed{4}", "4", 0),
         ("We first got \\boxed{2}, but actually it is \\boxed{5}", "5", 1),  # a revision
         ("We first got \\boxed{2}, but actually it is \\boxed{5}", "2", 0),
         ("Hmm, \\boxed{6}, no wait, \\boxed{9}.", "9", 1),
+        ("We try \\boxed{6}, then rather \\boxed{9}", "9", 1),
         ("Part one is \\boxed{4}, so the answer is \\boxed{16}.", "16", 1),  # a conclusion
         ("I think \\boxed{3}. It might be \\boxed{4}.", "4", 1),  # two sentences: the last box
     ],

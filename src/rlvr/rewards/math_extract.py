@@ -56,7 +56,8 @@ _PROSE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 # part (a) and") only label the parts of one multi-part answer.
 _REVISION = re.compile(
     r"\b(?:wait|actually|instead|correct(?:ion|ed|ing)?|mistake|wrong|error|oops|recheck|"
-    r"re-?check|redo|no|so|thus|hence|therefore|answer|final|gives?|giving)\b",
+    r"re-?check|redo|revis\w*|no|so|thus|hence|therefore|answer|final(?:ly)?|then|now|hmm|"
+    r"rather|after|gives?|giving)\b",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(r"\b(?:maybe|might|could|perhaps|possibly|probably|or|either)\b", re.IGNORECASE)
