@@ -237,7 +237,10 @@ def extract_last_choice(text: str) -> str | None:
     text = _WRAPPED_LETTER.sub(r"\1", without_questions(text))
     if leading := _LEADING_CHOICE.match(text):
         return leading[0].strip()  # "A. Because B is not valid": the reply opens with its choice
-    mentions = [m for m in _CHOICE_MENTION.finditer(text) if not _REJECTED.search(text, max(0, m.start() - 20), m.start())]
+    mentions = [
+        m for m in _CHOICE_MENTION.finditer(text)
+        if not _REJECTED.search(text, max(0, m.start() - 20), m.start())
+    ]
     found = _last_run(mentions, text)
     if found is None:
         letters = set(_LONE_LETTER.findall(text))
