@@ -7,8 +7,9 @@ Rules, each tested in tests/rewards/test_math_verifier.py:
 
 - Boxes (`\\boxed{}`, `\\fbox{}`, nested braces matched by depth): after a revision the last
   box counts; boxes listed together in one final statement ("$\\boxed{2}$ and
-  $\\boxed{3}$") are one multi-part answer "2, 3" ("or" between them is kept, so a hedge
-  still reads as one). An empty or unclosed last box is a failed answer: "" stops the search.
+  $\\boxed{3}$", "\\boxed{1} papers and \\boxed{2} bins") are one multi-part answer "2, 3";
+  "or" or a hedge word between them ("it might also be") joins them with "or", so a hedge
+  still reads as one; a revision word ("wait", "finally") leaves the last box alone. An empty or unclosed last box is a failed answer: "" stops the search.
 - Answer phrases ("the answer is", "final answer:", "answer ="): the last one counts; its
   answer runs to the end of that sentence or to a reason ("..., since ...").
 - Whole response (`whole`): a short reply that is itself the answer, bare LaTeX, one
@@ -18,6 +19,8 @@ Rules, each tested in tests/rewards/test_math_verifier.py:
 - Last number: numbers in sentences that end in "?" are skipped (a restated question is not
   an answer); a final number that closes a list ("2, 3, 5 or 19") returns the whole list,
   which then fails as a hedge.
+- A reply that ends saying it cannot finish ("I'm not sure how to continue") gets nothing
+  from the prose extractors (`whole`, `math_span`, `last_number`).
 - Multiple-choice letters (`extract_last_choice`) replace the last number when the gold
   answer is a letter.
 """
