@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 import re
 
+from rlvr.rewards.math_tokens import TokenCursor
+
 _TOKEN = re.compile(
     r"\s*(\d+(?:\.\d+)?|\\[a-zA-Z]+|[a-zA-Z]+|[-+*/^(){}\[\]!])"
 )
@@ -42,19 +44,12 @@ class _NotNumeric(Exception):
     """Outside the grammar, or not a real number."""
 
 
-class _Parser:
+class _Parser(TokenCursor):
+    error = _NotNumeric
+
     def __init__(self, tokens: list[str], env: dict[str, float]):
-        self.tokens, self.at, self.env = tokens, 0, env
-
-    def peek(self) -> str | None:
-        return self.tokens[self.at] if self.at < len(self.tokens) else None
-
-    def take(self) -> str:
-        token = self.peek()
-        if token is None:
-            raise _NotNumeric("unexpected end")
-        self.at += 1
-        return token
+        super().__init__(tokens)
+        self.env = env
 
     def expr(self) -> float:
         value = self.term()

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from rlvr.rewards.math_tokens import TokenCursor
+
 MAX_DEGREE = 32
 _TOKEN = re.compile(
     r"\s*(\d{1,40}(?:\.\d{1,40})?|[a-zA-Z]|\\cdot|\\times|\\left\(|\\right\)|[-+*^(){}])"
@@ -56,21 +58,14 @@ def _mul(p: Poly, q: Poly) -> Poly:
     return _trim(product)
 
 
-class _Parser:
+class _Parser(TokenCursor):
     """Recursive descent over the tokens of one answer; see the module docstring."""
 
+    error = _NotPolynomial
+
     def __init__(self, tokens: list[str]):
-        self.tokens, self.at, self.letters = tokens, 0, set()
-
-    def peek(self) -> str | None:
-        return self.tokens[self.at] if self.at < len(self.tokens) else None
-
-    def take(self) -> str:
-        token = self.peek()
-        if token is None:
-            raise _NotPolynomial("unexpected end")
-        self.at += 1
-        return token
+        super().__init__(tokens)
+        self.letters = set()
 
     def expr(self) -> Poly:
         value = self.term()
