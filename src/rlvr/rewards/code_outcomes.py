@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from rlvr.rewards.code_harness import decode_value
+from rlvr.rewards.code_codec import decode_value
 from rlvr.rewards.code_tests import CallCase, values_match
 from rlvr.rewards.sandbox import Execution
 from rlvr.rewards.verdict import Verdict

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.errors import RewardError
-from rlvr.rewards.code_harness import encode_value
+from rlvr.rewards.code_codec import encode_value
 
 STYLES = ("assert", "call", "stdio", "pytest", "unittest")
 MODULE_STYLES = ("pytest", "unittest")  # one test file; its tests are collected from it
@@ -142,7 +142,7 @@ def values_match(got: Any, expected: Any, rel_tol: float = 1e-6, abs_tol: float 
     """Python equality on plain data, except: floats within tolerance (NaN equals NaN), and
     lists and tuples interchangeable (JSON cannot say tuple).
 
-    Both sides are plain data decoded by the parent (`code_harness.decode_value`), so no
+    Both sides are plain data decoded by the parent (`code_codec.decode_value`), so no
     candidate-defined `__eq__` ever runs here.
     """
     sequences = (list, tuple)

@@ -23,7 +23,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
-from rlvr.rewards.code_harness import encode_value
+from rlvr.rewards.code_codec import encode_value
 from rlvr.rewards.code_outcomes import (
     Outcome,
     call_outcomes,
