@@ -4,7 +4,7 @@ default (on) and at 0 (off), interleaved on/off/on/off... in one process, same s
     OMP_WAIT_POLICY=PASSIVE python benchmarks/watchdog_overhead.py [--rounds 4] [--steps 15]
 
 Reports the median `time/step_s` (generation + scoring + training + weight sync) and the wall
-seconds per step of the loop (`SyncLoop._run`: checkpoints, metrics and logging included,
+seconds per step of the loop (`Loop._run`: checkpoints, metrics and logging included,
 model loading not) of each side, their ratios on / off, and a
 micro-benchmark of one stage enter + exit and one `beat()` (what a step adds: 6 stages, a beat
 per decode step and per scored sample).
@@ -27,7 +27,7 @@ import torch  # noqa: E402
 from rlvr import heartbeat  # noqa: E402
 from rlvr.config import load_config  # noqa: E402
 from rlvr.orchestrate import train  # noqa: E402
-from rlvr.orchestrate.sync import SyncLoop  # noqa: E402
+from rlvr.orchestrate.loop import Loop  # noqa: E402
 from rlvr.orchestrate.watchdog import Watchdog  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,7 +42,7 @@ def one_run(out: Path, name: str, steps: int, timeout_s: float) -> tuple[list[fl
 
 
 LOOP_S: list[float] = []
-_plain_run = SyncLoop._run
+_plain_run = Loop._run
 
 
 def _timed_run(self, display, board) -> None:
@@ -51,7 +51,7 @@ def _timed_run(self, display, board) -> None:
     LOOP_S.append(time.perf_counter() - t0)
 
 
-SyncLoop._run = _timed_run  # the loop's wall time, without building the model
+Loop._run = _timed_run  # the loop's wall time, without building the model
 
 
 def micro() -> tuple[float, float]:

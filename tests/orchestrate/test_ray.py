@@ -47,7 +47,7 @@ def steps(tmp_path, name, n, kill_after=None):
         if i == kill_after:
             pid = ray.get(loop.parts.engine.workers[0].pid.remote())
             os.kill(pid, signal.SIGKILL)
-        produced = loop.produce()
+        produced = loop.producer.next(loop.step + 1)
         versions.append({s.rollout.policy_version for g in produced.groups for s in g})
         rows.append(loop.consume(produced))
     return rows, versions

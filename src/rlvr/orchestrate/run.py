@@ -19,8 +19,7 @@ from rlvr.orchestrate.components import build
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
 from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted, SilentRunFolder
-from rlvr.orchestrate.async_loop import AsyncLoop
-from rlvr.orchestrate.sync import SyncLoop
+from rlvr.orchestrate.loop import Loop
 from rlvr.train.checkpoint import clean_temporaries, newest_intact
 from rlvr.train.distributed import join_process_group
 
@@ -60,13 +59,9 @@ def claim(folder: RunFolder) -> None:
                           f"`rlvr train --resume {folder.path}` or pick another --set run.name=...")
 
 
-def make_loop(config: Config, parts, folder: RunFolder) -> SyncLoop:
-    return (AsyncLoop if config.orchestrate.mode == "async" else SyncLoop)(config, parts, folder)
-
-
-def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path | None = None) -> SyncLoop:
+def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path | None = None) -> Loop:
     """The loop of a run whose folder is taken; on resume, from `checkpoint` (None: start over)."""
-    loop = make_loop(config, build(config, repo_root(), weights_from=checkpoint), folder)
+    loop = Loop(config, build(config, repo_root(), weights_from=checkpoint), folder)
     if resume:
         loop.resume_from(checkpoint)
     return loop
@@ -84,7 +79,7 @@ def repair_for_resume(folder: RunFolder) -> tuple[Path | None, list[str]]:
     return checkpoint, notes + damaged
 
 
-def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFolder, SyncLoop, list[str]]:
+def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFolder, Loop, list[str]]:
     """Take the run folder and build the loop. A new run validates everything (model, data,
     reward: `build`) before its folder exists, so that a failed start leaves nothing behind."""
     if resume_dir is not None:
@@ -106,7 +101,7 @@ def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFol
     if folder.writes:
         folder = new_run_folder(config)
     try:
-        return folder, make_loop(config, parts, folder), []
+        return folder, Loop(config, parts, folder), []
     except BaseException:  # the lock is per open file: a leaked one refuses this process's resume
         folder.release()
         raise
@@ -125,7 +120,7 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
         folder.release()
 
 
-def run_loop(config: Config, folder: RunFolder, loop: SyncLoop, notes: list[str], eval_full: bool,
+def run_loop(config: Config, folder: RunFolder, loop: Loop, notes: list[str], eval_full: bool,
              fsdp: bool) -> RunResult:
     display = ProgressDisplay(config.train.steps, config.log.progress if folder.writes else "none",
                               first_step=loop.step + 1)
@@ -149,14 +144,14 @@ def run_loop(config: Config, folder: RunFolder, loop: SyncLoop, notes: list[str]
                              f"`rlvr train --resume {folder.path}`")
     if eval_full:
         result.accuracy_after = loop.evaluate(size=len(loop.parts.test_set))
-    result.steps, result.train_seconds = loop.step, loop.elapsed
+    result.steps, result.train_seconds = loop.step, loop.state.elapsed
     if folder.writes:
         plot_reward_curve(folder.read_metrics(), folder.reward_curve, accuracy_before=result.accuracy_before)
     return result
 
 
 @contextmanager
-def ctrl_c_stops_after_the_step(loop: SyncLoop, enabled: bool = True):
+def ctrl_c_stops_after_the_step(loop: Loop, enabled: bool = True):
     """The first Ctrl-C asks the loop to stop after the step it is in (which it checkpoints);
     a second one interrupts at once. Off under FSDP, where ranks would see the first at
     different steps and the checkpoint (a collective) would hang, and off a main thread."""

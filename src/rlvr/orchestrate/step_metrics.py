@@ -65,3 +65,18 @@ def staleness_metrics(groups: list[list[Scored]], trained_version: int) -> dict[
     return {"async/staleness_mean": statistics.fmean(per_sample),
             "async/token_staleness_mean": statistics.fmean(per_token) if per_token else 0.0,
             "async/inflight_mixed_frac": sum(bool(r.token_versions) for r in rollouts) / len(rollouts)}
+
+
+COMPUTE_KEYS = ("compute/tokens_generated", "compute/tokens_trained", "compute/flops")
+
+
+def add_compute(totals: dict[str, float], batch, n_params: int, updates: int, has_ref: bool) -> dict[str, float]:
+    """Cumulative compute after training on `batch`, approximated as 2 FLOPs per parameter per
+    token forward and 6 forward + backward (P = all parameters): generation runs prompt +
+    completion tokens forward once, training runs them forward and backward per update, a
+    reference model forward once. Updates `totals` in place and returns a copy."""
+    seen = float(batch.attention_mask.sum())
+    totals["compute/tokens_generated"] += float(batch.completion_mask.sum())
+    totals["compute/tokens_trained"] += seen * updates
+    totals["compute/flops"] += n_params * seen * (2.0 + 6.0 * updates + 2.0 * (1.0 if has_ref else 0.0))
+    return dict(totals)

@@ -109,6 +109,12 @@ class FSDPTrainer(Trainer):
             weights[name] = weights[first_name.setdefault(id(p), name)]
         return weights
 
+    def engine_weights(self) -> dict[str, torch.Tensor]:
+        return self.full_state_dict()  # a collective: every rank syncs (LoRA is refused with FSDP)
+
+    def checkpoint_weights(self) -> dict[str, torch.Tensor]:
+        return self.full_state_dict()  # every rank gathers, rank 0 alone writes
+
     def optimizer_state(self) -> dict:
         """The whole AdamW state in the one-process layout (a collective: every rank calls it),
         so a checkpoint resumes with or without FSDP."""

@@ -18,6 +18,7 @@ from rlvr.algo import Objective
 from rlvr.errors import NumericalError
 from rlvr.train.finite import all_finite, first_nonfinite
 from rlvr.train.logprobs import completion_logits, token_entropy, token_logprobs
+from rlvr.train.lora import engine_weights
 from rlvr.types import Batch
 
 
@@ -81,6 +82,14 @@ class Trainer:
     def full_state_dict(self) -> dict[str, torch.Tensor]:
         """The model's whole weights, for the engine and checkpoints (FSDP gathers them)."""
         return self.model.state_dict()
+
+    def engine_weights(self) -> dict[str, torch.Tensor]:
+        """What a weight sync sends the engine (only the adapters of a LoRA policy)."""
+        return engine_weights(self.model)
+
+    def checkpoint_weights(self) -> dict[str, torch.Tensor] | None:
+        """Weights a checkpoint writes instead of the model's own; None: the model's."""
+        return None
 
     def optimizer_state(self) -> dict:
         """The optimizer state as `torch.optim` writes it for the unsharded model."""

@@ -1,0 +1,61 @@
+"""The trainer's side of a step: scored groups → the batch chain → the policy's updates (and
+the critic's, for GAE). Which weights go to the engine and into a checkpoint is the trainer's
+business (train/trainer.py, train/fsdp.py), not the loop's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlvr.config import Config
+from rlvr.orchestrate.batch_builder import build_batch
+from rlvr.types import Batch, Scored
+
+
+@dataclass(frozen=True)
+class Learned:
+    """What a step's training produced: the batch it trained on, the trainer's metrics and
+    the batch chain's (shaping, KL in the reward, mismatch, the critic's)."""
+
+    batch: Batch
+    train_metrics: dict[str, float]
+    batch_metrics: dict[str, float]
+
+
+class Learner:
+    def __init__(self, config: Config, parts):
+        self.config, self.parts = config, parts
+
+    def learn(self, groups: list[list[Scored]], steps_done: int) -> Learned:
+        """Train on the groups: `train.updates_per_batch` optimiser steps, after the critic's
+        step when there is one. VAPO's value pretraining: for the first
+        `critic.pretrain_steps` steps the critic learns and the policy waits."""
+        p = self.parts
+        batch, batch_metrics, critic_data = build_batch(groups, self.config, p)
+        if critic_data is not None:
+            batch_metrics.update(p.critic.step(batch, *critic_data))
+        if critic_data is not None and steps_done < self.config.critic.pretrain_steps:
+            return Learned(batch, {"critic/pretraining": 1.0}, batch_metrics)
+        metrics: dict[str, float] = {}
+        for _ in range(self.config.train.updates_per_batch):
+            metrics = p.trainer.step(batch)
+        return Learned(batch, metrics, batch_metrics)
+
+    def engine_weights(self) -> dict:
+        return self.parts.trainer.engine_weights()
+
+    def checkpoint_weights(self) -> dict | None:
+        return self.parts.trainer.checkpoint_weights()
+
+    def state_dict(self) -> dict:
+        state = {"optimizer": self.parts.trainer.optimizer_state()}
+        critic = self.parts.critic
+        if critic is not None:
+            state.update(critic=critic.model.state_dict(), critic_optimizer=critic.optimizer.state_dict())
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        self.parts.trainer.load_optimizer_state(state["optimizer"])
+        critic = self.parts.critic
+        if critic is not None:
+            critic.model.load_state_dict(state["critic"])
+            critic.optimizer.load_state_dict(state["critic_optimizer"])
