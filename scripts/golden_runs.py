@@ -10,7 +10,8 @@ in a fresh temporary run folder. Kept per step: every metrics.jsonl key that doe
 time (`time/*`, `throughput/*`, anything in seconds `*_s`), and the samples.jsonl rows. A recipe
 this machine cannot run (vLLM, Ray, a GPU, a missing extra) is skipped with its reason.
 
-`record` also rebuilds the resume fixture (scripts/golden_resume.py). Record only on purpose: a
+Without names, `record` also rebuilds the resume fixture and `check` also resumes it
+(scripts/golden_resume.py). Record only on purpose: a
 golden file is the claim "this is what the code did at commit X".
 """
 
@@ -174,8 +175,13 @@ def check_recipe(recipe: str) -> str | None:
     now = run_recipe(recipe)
     if "skipped" in now:
         return f"{recipe}: recorded, but cannot run here: {now['skipped']}"
-    found = first_difference({"metrics": golden["metrics"], "samples": golden["samples"]}, now)
+    found = first_difference(comparable(golden), comparable(now))
     return None if found is None else f"{recipe}: {found}"
+
+
+def comparable(kept: dict) -> dict:
+    """Metrics rows keyed by step, so that a difference reads ['metrics']['step 2'][key]."""
+    return {"metrics": {f"step {row['step']}": row for row in kept["metrics"]}, "samples": kept["samples"]}
 
 
 def commit_of_checkout() -> str:

@@ -61,3 +61,18 @@ def test_wall_clock_keys_are_dropped_and_the_rest_kept():
     rows = [{"step": 1, "time/step_s": 0.1, "throughput/tokens_per_s": 9.0, "time/elapsed_s": 1.0,
              "async/staleness": 0.0, "reward/mean": 0.5}]
     assert golden_runs.kept_metrics(rows) == [{"step": 1, "async/staleness": 0.0, "reward/mean": 0.5}]
+
+
+def test_a_recipe_this_machine_cannot_run_is_skipped_with_its_reason():
+    import torch
+
+    from rlvr.config import load_config
+
+    grpo = golden_runs.RECIPES / "grpo.toml"
+    vllm = golden_runs.missing_requirement(load_config(grpo, ["model.engine=vllm"]))
+    gpu = golden_runs.missing_requirement(load_config(grpo, ["model.device=cuda"]))
+    assert (vllm is None) == (importlib.util.find_spec("vllm") is not None)
+    assert (gpu is None) == torch.cuda.is_available()
+    assert vllm is None or "`vllm` package" in vllm
+    assert gpu is None or "needs a GPU" in gpu
+    assert golden_runs.missing_requirement(load_config(grpo)) is None
