@@ -1,0 +1,154 @@
+"""Break the code on purpose, one break at a time, and count how many the tests catch.
+
+Each mutant is applied to a scratch copy of the checkout (src/, tests/, recipes/, models/,
+pyproject.toml), never to the checkout itself; the tests named for it run there with `-x`
+(the first failure is enough), and the mutant is "caught" when they fail. Two kinds:
+
+- named breaks (MUTANTS below): a text replacement in one file, e.g. the sign of the KL
+  penalty in the reward, a refill that returns one group too many;
+- every cross-field rule of the config deleted in turn: each `if ...: yield "..."` in
+  src/rlvr/config/coherence*.py, found by parsing the file, not by its text.
+
+    python scripts/mutate.py                 # all mutants, their own test folders
+    python scripts/mutate.py --only kl_sign  # one
+    python scripts/mutate.py --list
+
+A mutant whose text is not found in its file is reported as "stale" (the code moved): the
+script fails then, so that the list follows the code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COPIED = ("src", "tests", "recipes", "models", "pyproject.toml")
+RULE_GLOB = "src/rlvr/config/coherence*.py"
+RULE_TESTS = ("tests/config", "tests/algo/test_objective.py", "tests/engines/test_vllm_engine.py")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+MUTANTS = [
+    Mutant("kl_in_reward_sign", "src/rlvr/orchestrate/batch_builder.py",
+           "r = rewards if penalty is None else rewards - penalty.sum(1)",
+           "r = rewards if penalty is None else rewards + penalty.sum(1)", ("tests/orchestrate", "tests/algo")),
+    Mutant("refill_one_group_too_many", "src/rlvr/orchestrate/dynamic_sampling.py",
+           "return kept[: s.prompts_per_step], counts", "return kept[: s.prompts_per_step + 1], counts",
+           ("tests/orchestrate",)),
+    Mutant("refill_one_round_too_many", "src/rlvr/orchestrate/dynamic_sampling.py",
+           "rounds < s.max_refill_rounds", "rounds <= s.max_refill_rounds", ("tests/orchestrate",)),
+    Mutant("producer_returns_a_group_twice", "src/rlvr/orchestrate/rollouts.py",
+           "return Produced(groups, counts,", "return Produced(groups + groups[:1], counts,",
+           ("tests/orchestrate",)),
+    Mutant("async_admits_one_version_too_stale", "src/rlvr/orchestrate/producers.py",
+           "self.pushed_version >= i - self.max_staleness", "self.pushed_version >= i - self.max_staleness - 1",
+           ("tests/orchestrate",)),
+    Mutant("checkpoint_stores_the_drawn_state", "src/rlvr/orchestrate/producers.py",
+           "return self.pending_states[0] if self.pending_states else self.source.state()",
+           "return self.source.state()", ("tests/orchestrate",)),
+    Mutant("advantage_not_masked", "src/rlvr/orchestrate/batch_builder.py",
+           "    adv = adv * mask\n", "    adv = adv\n", ("tests/orchestrate", "tests/algo")),
+    Mutant("registry_entry_without_its_name", "src/rlvr/algo/surrogates.py",
+           '"dro": dro,', '"dro": dro, "unnamed": dro,', ("tests",)),
+    Mutant("vapo_pretraining_trains_the_policy", "src/rlvr/orchestrate/learner.py",
+           "steps_done < self.config.critic.pretrain_steps", "steps_done < 0", ("tests/orchestrate", "tests/algo")),
+]
+
+
+def rule_mutants() -> list[Mutant]:
+    """One mutant per cross-field rule: the `if` whose body yields the rule's sentence, removed."""
+    mutants = []
+    for path in sorted(REPO.glob(RULE_GLOB)):
+        rel = str(path.relative_to(REPO))
+        text = path.read_text()
+        lines = text.splitlines(keepends=True)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.If) and _yields_only(node):
+                old = "".join(lines[node.lineno - 1: node.end_lineno])
+                indent = old[: len(old) - len(old.lstrip())]
+                mutants.append(Mutant(f"rule_deleted:{Path(rel).stem}:{node.lineno}", rel, old,
+                                      f"{indent}pass  # rule deleted by scripts/mutate.py\n", RULE_TESTS))
+    return mutants
+
+
+def _yields_only(node: ast.If) -> bool:
+    return not node.orelse and all(isinstance(s, ast.Expr) and isinstance(s.value, (ast.Yield, ast.YieldFrom))
+                                   for s in node.body)
+
+
+def scratch_copy(root: Path) -> Path:
+    for name in COPIED:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        elif src.exists():
+            shutil.copy2(src, root / name)
+    return root
+
+
+def run_mutant(m: Mutant, root: Path) -> str:
+    """'caught', 'missed' or 'stale'."""
+    target = root / m.path
+    original = target.read_text()
+    if original.count(m.old) != 1:
+        return "stale"
+    target.write_text(original.replace(m.old, m.new))
+    try:
+        env = {**os.environ, "PYTHONPATH": str(root / "src"), "OMP_WAIT_POLICY": "PASSIVE"}
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", *m.tests]
+        done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+        return "caught" if done.returncode != 0 else "missed"
+    finally:
+        target.write_text(original)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", action="append", help="run the mutants whose name starts with this")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--tests", nargs="+", help="run these tests for every mutant instead of its own")
+    args = parser.parse_args()
+    mutants = MUTANTS + rule_mutants()
+    if args.only:
+        mutants = [m for m in mutants if any(m.name.startswith(o) for o in args.only)]
+    if args.tests:
+        mutants = [dataclasses.replace(m, tests=tuple(args.tests)) for m in mutants]
+    if args.list:
+        print("\n".join(f"{m.name}  ({m.path})" for m in mutants))
+        return 0
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="rlvr-mutate-") as tmp:
+        root = scratch_copy(Path(tmp))
+        for m in mutants:
+            t0 = time.perf_counter()
+            results[m.name] = run_mutant(m, root)
+            print(f"{results[m.name]:7s} {m.name}  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    caught = sum(r == "caught" for r in results.values())
+    stale = [n for n, r in results.items() if r == "stale"]
+    print(f"\n{caught} of {len(results)} mutants caught; missed: "
+          f"{', '.join(n for n, r in results.items() if r == 'missed') or 'none'}")
+    if stale:
+        print(f"stale (text not found, update MUTANTS): {', '.join(stale)}")
+    return 1 if stale or caught < len(results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
