@@ -39,11 +39,10 @@ ALLOWED: dict[str, set[str]] = {
     "train": GROUND | {"config", "models", "algo"},  # gets an objective; never an engine
     "evaluate": GROUND | {"engines", "rewards", "tasks", "scaling"},  # no training
     "serve": GROUND | {"engines"},  # no training, no cli
-    "orchestrate": None,  # filled below: everything but what sits above it
-    "cli": None,  # parses and calls: may import anything
 }
-ALLOWED["orchestrate"] = set(ALLOWED) - ABOVE_ORCHESTRATE - {"orchestrate"}
-ALLOWED["cli"] = set(ALLOWED) - {"cli"}
+# orchestrate wires together every package listed above; cli (parse and call) may import any of them.
+ALLOWED["orchestrate"] = set(ALLOWED) - ABOVE_ORCHESTRATE
+ALLOWED["cli"] = set(ALLOWED) | {"orchestrate"}
 
 # Third-party imports a package may make beyond the standard library.
 THIRD_PARTY_ONLY = {"algo": {"torch"}}
