@@ -36,7 +36,11 @@ class StuckEngine(Engine):
     """The run's engine, except that `generate` blocks forever (a generation that never ends)."""
 
     def __init__(self, inner: Engine):
-        self.inner, self.generator = inner, inner.generator
+        self.inner = inner
+
+    @property
+    def generator(self):
+        return self.inner.generator
 
     def generate(self, prompts, n, params):
         reward_stuck_forever("", "")

@@ -12,6 +12,7 @@ import torch
 from rlvr.algo import Objective, outcome_advantages
 from rlvr.config.schema import ModelSection
 from rlvr.engines import HFEngine, SamplingParams
+from rlvr.engines.loading import load_model
 from rlvr.engines.weight_keys import WeightKeyError, required_keys
 from rlvr.errors import ConfigError
 from rlvr.train import OptimConfig, Trainer
@@ -163,7 +164,7 @@ def test_checkpoint_resumes_and_evaluates_merged(tiny_model, tokenizer, tmp_path
     for key, value in engine_weights(policy).items():
         assert torch.equal(engine_weights(fresh)[key], value), key
     # Evaluation: merged into the base named in adapter_config.json, same numbers up to rounding.
-    merged = load_merged(folder)
+    merged = load_merged(folder, load_model)
     assert not any(".lora_" in k for k in merged.state_dict())
     batch = rollout_batch(HFEngine(engine_copy(policy), tokenizer), tokenizer)
     policy.eval()

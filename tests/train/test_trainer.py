@@ -14,7 +14,7 @@ from rlvr.errors import NumericalError
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.batching import collate
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
-from rlvr.train.finite import all_finite, first_nonfinite
+from rlvr.models.finite import all_finite, first_nonfinite
 
 
 def rollout_batch(model, tokenizer, seed=0):

@@ -130,7 +130,7 @@ def load_engine(path: str, samples: list[Sample], args: argparse.Namespace):
 
     tokenizer = load_tokenizer(tokenizer_folder(path, args.tokenizer))
     # A LoRA run's checkpoint holds adapters only: evaluated merged into the base it names.
-    model = load_merged(Path(path)) if is_adapter_checkpoint(Path(path)) else load_model(path)
+    model = load_merged(Path(path), load_model) if is_adapter_checkpoint(Path(path)) else load_model(path)
     check_prompt_lengths(samples, tokenizer, getattr(model.config, "max_position_embeddings", None),
                          args.max_new_tokens)
     for s in samples:

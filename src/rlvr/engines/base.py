@@ -32,7 +32,11 @@ class SamplingParams:
 
 
 class Engine(abc.ABC):
-    """Turns prompts into rollouts. Every engine passes tests/engines/test_contract.py."""
+    """Turns prompts into rollouts. Every engine passes tests/engines/test_contract.py.
+
+    This is all that the loops (rlvr.orchestrate) and evaluation (rlvr.evaluate) may use of an
+    engine; code that needs more builds a concrete engine by name (rlvr.serve, the in-process
+    judge) and says so."""
 
     @abc.abstractmethod
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
@@ -51,6 +55,21 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def policy_version(self) -> int:
         """The trainer step whose weights the engine samples from."""
+
+    @property
+    @abc.abstractmethod
+    def generator(self) -> torch.Generator:
+        """All of the engine's sampling randomness. The loop checkpoints its state
+        (`get_state`) and restores it on resume (`set_state`); evaluation reseeds it and puts
+        the saved state back. Same weights, same state, same prompts: same rollouts."""
+
+    @property
+    def scoring_model(self) -> torch.nn.Module | None:
+        """The model this engine samples with, when it lives in this process and may be read
+        by model-based rewards (RLPR scores with the weights that generated the batch, and the
+        async trainer thread does not touch this copy); None when the weights live elsewhere
+        (vLLM's workers, Ray actors)."""
+        return None
 
     def stats(self) -> dict[str, float]:
         """Engine metrics for the step's metrics line (e.g. workers replaced); none by default."""

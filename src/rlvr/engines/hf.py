@@ -98,7 +98,7 @@ class HFEngine(Engine):
         self.pad_id = pad_token_id(tokenizer)
         self.max_batch = max_batch
         # On the model's device: torch.multinomial needs a generator where its input lives.
-        self.generator = torch.Generator(device=next(model.parameters()).device).manual_seed(seed)
+        self._generator = torch.Generator(device=next(model.parameters()).device).manual_seed(seed)
         self._version = 0
         self._weight_poll: Callable[[], tuple[dict, int] | None] | None = None  # in-flight updates
         # transformers 5 renamed the forward argument `past_key_values` to `cache`.
@@ -108,6 +108,14 @@ class HFEngine(Engine):
     @property
     def policy_version(self) -> int:
         return self._version
+
+    @property
+    def generator(self) -> torch.Generator:
+        return self._generator
+
+    @property
+    def scoring_model(self) -> PreTrainedModel:
+        return self.model
 
     def accept_inflight_weights(self, poll: Callable[[], tuple[dict, int] | None]) -> None:
         self._weight_poll = poll
@@ -155,7 +163,7 @@ class HFEngine(Engine):
         tracker = _Tracker(len(rows), self.eos_id, params, self.tokenizer)
         for t in range(params.max_new_tokens):
             banned = self.eos_id if t < params.min_new_tokens else None
-            token, logp = sample_next(logits, params, self.generator, banned)
+            token, logp = sample_next(logits, params, self._generator, banned)
             tracker.record(token.cpu(), logp.cpu(), self._version)
             heartbeat.beat()  # a decode step is progress for the watchdog (rlvr.orchestrate.watchdog)
             if tracker.all_done() or t == params.max_new_tokens - 1:

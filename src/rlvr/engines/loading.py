@@ -9,8 +9,8 @@ from safetensors import SafetensorError, safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.errors import ModelLoadError
+from rlvr.models.finite import all_finite, first_nonfinite
 from rlvr.models.precision import use_fp32_head
-from rlvr.train.finite import all_finite, first_nonfinite
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}

@@ -76,7 +76,7 @@ class RayEngine(Engine):
                 raise RlvrError(f"no Ray cluster at orchestrate.ray_address = {address!r}: "
                                 "start one with `ray start --head`") from None
         self.ray, self.tokenizer = ray, tokenizer
-        self.generator = torch.Generator().manual_seed(seed)
+        self._generator = torch.Generator().manual_seed(seed)
         self._actor = ray.remote(num_cpus=0)(RolloutWorker)
         self._spec = (model_path, dtype, threads_per_worker, fp32_head, prepare_model)
         self.workers = [self._spawn() for _ in range(workers)]
@@ -93,6 +93,10 @@ class RayEngine(Engine):
     def policy_version(self) -> int:
         return self._version
 
+    @property
+    def generator(self) -> torch.Generator:
+        return self._generator
+
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         self.weights_ref = self.ray.put({k: v.detach().cpu() for k, v in state_dict.items()})
         self._version = version
@@ -101,7 +105,7 @@ class RayEngine(Engine):
         rows = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts for _ in range(n)]
         size = -(-len(rows) // len(self.workers))
         chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
-        seeds = torch.randint(0, 2**62, (len(chunks),), generator=self.generator).tolist()
+        seeds = torch.randint(0, 2**62, (len(chunks),), generator=self._generator).tolist()
         flat: list[Rollout] = []
         for rollouts in self._run_chunks(chunks, seeds, params):
             flat.extend(rollouts)

@@ -199,12 +199,16 @@ class VLLMEngine(Engine):
         self.context = context
         self.weight_keys = None if weight_keys is None else frozenset(weight_keys)
         self.eos_id = tokenizer.eos_token_id
-        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._version = 0
 
     @property
     def policy_version(self) -> int:
         return self._version
+
+    @property
+    def generator(self) -> torch.Generator:
+        return self._generator
 
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         if self.weight_keys is not None:
@@ -220,7 +224,7 @@ class VLLMEngine(Engine):
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
         encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
         self._check_context(encoded, params)
-        seeds = draw_seeds(self.generator, len(prompts), n)
+        seeds = draw_seeds(self._generator, len(prompts), n)
         requests = [{"prompt_token_ids": ids} for ids in encoded]
         per_prompt = [self.sampling_params_cls(**vllm_sampling_kwargs(params, n, s)) for s in seeds]
         outputs = self.llm.generate(requests, per_prompt, use_tqdm=False)

@@ -3,8 +3,9 @@
 `completions.py` checks requests, `request_body.py` reads and decodes bodies under a cap,
 `model_service.py` answers batches of them with the in-process engine, `batching.py` queues and
 groups them for one engine thread, `app.py` is the HTTP layer (Starlette on uvicorn),
-`limits.py` holds the caps. It exists so that the HTTP judge backend
-(rewards/judge/http_backend.py) can be used, and tested, against a real server.
+`limits.py` holds the caps, `command.py` the command line (`rlvr serve`, `python -m rlvr.serve`).
+It exists so that the HTTP judge backend (rewards/judge/http_backend.py) can be used, and
+tested, against a real server.
 """
 
 import importlib

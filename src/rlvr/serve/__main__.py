@@ -3,6 +3,6 @@ stack that the `rlvr` command imports first (a faster start for scripts and test
 
 import sys
 
-from rlvr.cli.serve_command import main
+from rlvr.serve.command import main
 
 sys.exit(main())

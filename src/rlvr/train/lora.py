@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import json
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -145,11 +146,11 @@ def is_adapter_checkpoint(path: Path) -> bool:
     return (Path(path) / ADAPTER_CONFIG).is_file()
 
 
-def load_merged(checkpoint: Path, dtype: str = "float32") -> PreTrainedModel:
+def load_merged(checkpoint: Path, load_base: Callable[[str], PreTrainedModel]) -> PreTrainedModel:
     """A LoRA checkpoint as a plain transformers model: the base model it names, with the
-    adapters merged into its weights (W + (alpha / r) B A), for evaluation."""
-    from rlvr.engines.loading import load_model
-
+    adapters merged into its weights (W + (alpha / r) B A), for evaluation. `load_base` reads
+    a model folder (`rlvr.engines.loading.load_model`): the caller passes it, as train sits
+    below the engines and does not import them."""
     peft = _peft()
     base_path = read_adapter_config(checkpoint).get("base_model_name_or_path")
     if not base_path or not Path(base_path).is_dir():
@@ -157,5 +158,5 @@ def load_merged(checkpoint: Path, dtype: str = "float32") -> PreTrainedModel:
                              f"base_model_name_or_path) is not a folder here")
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        policy = peft.PeftModel.from_pretrained(load_model(base_path, dtype), str(checkpoint))
+        policy = peft.PeftModel.from_pretrained(load_base(base_path), str(checkpoint))
     return policy.merge_and_unload().eval()

@@ -16,7 +16,7 @@ from transformers import PreTrainedModel
 
 from rlvr.algo import Objective
 from rlvr.errors import NumericalError
-from rlvr.train.finite import all_finite, first_nonfinite
+from rlvr.models.finite import all_finite, first_nonfinite
 from rlvr.train.logprobs import completion_logits, token_entropy, token_logprobs
 from rlvr.train.lora import engine_weights
 from rlvr.types import Batch
