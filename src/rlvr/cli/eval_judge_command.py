@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 from pathlib import Path
 
@@ -33,13 +34,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="write the rows with the judge's scores, for a rerun with --judge scores")
 
 
-def function_judge(spec: str):
-    from rlvr.orchestrate.scoring import import_function
-
+def import_judge(spec: str):
+    """"package.module:function" → the function. Not orchestrate.scoring.import_function: that
+    module imports torch, which a function judge never needs (the command answers in seconds)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"--judge function:{spec}: expected function:package.module:function")
     try:
-        fn = import_function(spec)
-    except ConfigError as e:
-        raise ConfigError(f"--judge function:{spec}: {str(e).split(': ', 1)[-1]}") from None
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ConfigError(f"--judge function:{spec}: cannot import {module_name!r} ({e})") from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise ConfigError(f"--judge function:{spec}: {module_name} has no function {attr!r}")
+    return fn
+
+
+def function_judge(spec: str):
+    fn = import_judge(spec)
 
     def ask(prompt: str, response: str, question: str, reference: str) -> float:
         try:
