@@ -24,6 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ej.add_argument("--judge-max-new-tokens", type=int, default=0,
                     help="GenRM: reasoning tokens before the verdict (default 0: answer at once)")
     ej.add_argument("--judge-temperature", type=float, default=1.0, help="GenRM: reasoning temperature")
+    ej.add_argument("--judge-top", type=int, default=20, help="GenRM: next tokens the verdict reads "
+                    "(default 20; in process, at least the vocabulary size reads all of it)")
     ej.add_argument("--threshold", type=float, default=0.5, help="P(yes) >= THRESHOLD means yes (default 0.5)")
     ej.add_argument("--bins", type=int, default=10, help="calibration bins (default 10)")
     ej.add_argument("--verifier", default="math", help="the programmatic verifier for rows with a gold "
@@ -65,8 +67,10 @@ def function_judge(spec: str):
 
 def genrm_judge(args: argparse.Namespace, backend: str, target: str):
     from rlvr.config.schema import JudgeSection
-    from rlvr.orchestrate.model_rewards import build_judge
     from pydantic import ValidationError
+
+    from rlvr.orchestrate.model_rewards import judge_backend
+    from rlvr.rewards.judge import GenRMJudge, ReasonParams
 
     fields = {"model": target} if backend == "transformers" else {"url": target, "model": args.served_model}
     try:
@@ -75,7 +79,10 @@ def genrm_judge(args: argparse.Namespace, backend: str, target: str):
     except ValidationError as e:
         err = e.errors()[0]
         raise ConfigError(f"--judge-{err['loc'][0]}: {err['msg']}".replace("_", "-")) from None
-    judge = build_judge(section)
+    if args.judge_top < 1:
+        raise ConfigError(f"--judge-top must be >= 1, got {args.judge_top}")
+    params = ReasonParams(max_new_tokens=section.max_new_tokens, temperature=section.temperature)
+    judge = GenRMJudge(judge_backend(section), samples=section.samples, params=params, top=args.judge_top)
     return lambda prompt, response, question, reference: judge.ask(prompt, response, question, reference).score
 
 
