@@ -16,6 +16,7 @@ from rlvr.evaluate.judge_bench import PAIR_QUESTION
 
 REPO = Path(__file__).resolve().parents[2]
 ARITHMETIC = "function:rlvr.evaluate.baseline_judges:arithmetic_check"
+LENGTH = "function:rlvr.evaluate.baseline_judges:longer_is_better"
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -37,15 +38,22 @@ def test_json_and_table_carry_the_same_numbers(capsys):
     assert "best-of-N: 20 prompts, N = 3" in table and "pairwise: 20 pairs" in table
 
 
-def test_a_user_function_judge_and_saved_scores(capsys, monkeypatch, tmp_path):
+def test_a_user_function_judge(capsys, monkeypatch):
     fake = types.ModuleType("judgefakes")
     fake.first = lambda prompt, response, question, reference: 0.9 if question == PAIR_QUESTION else 0.2
     monkeypatch.setitem(sys.modules, "judgefakes", fake)
+    code, out, _ = run(capsys, "--judge", "function:judgefakes:first", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["pairwise"]["flip_rate"]["mean"] == 1.0
+    assert result["pointwise"]["recall"] == 0.0 and result["pointwise"]["precision"] is None
+
+
+def test_saved_scores_give_the_same_results(capsys, tmp_path):
     saved = tmp_path / "scored.jsonl"
-    code, out, _ = run(capsys, "--judge", "function:judgefakes:first", "--json", "--save-scores", str(saved))
+    # longer_is_better: P(A better) depends on which response is A, so a swapped column shows
+    code, out, _ = run(capsys, "--judge", LENGTH, "--json", "--save-scores", str(saved))
     first = json.loads(out)
-    assert code == 0 and first["pairwise"]["flip_rate"]["mean"] == 1.0
-    assert first["pointwise"]["recall"] == 0.0 and first["pointwise"]["precision"] is None
+    assert code == 0 and first["pairwise"]["accuracy"]["mean"] != 0.5
     code, out, _ = run(capsys, str(saved), "--json")  # --judge scores, the default
     again = json.loads(out)
     assert code == 0 and {k: again[k] for k in ("pointwise", "pairwise", "best_of_n")} == \
