@@ -98,9 +98,14 @@ def test_a_genrm_judge_in_process(capsys, random_judge, tmp_path):
     (["--judge", "model:/nonexistent"], "--judge model:/nonexistent: no such model folder"),
     (["--judge", ARITHMETIC, "--verifier", "maths"], "--verifier 'maths': expected one of"),
     (["--judge", ARITHMETIC, "--threshold", "2"], "--threshold must be in [0, 1]"),
+    (["--judge", "function:judgefakes:says_maybe"], "small.jsonl:1: the judge returned 'maybe', not a probability"),
+    (["--judge", "http:http://127.0.0.1:9/v1"], "small.jsonl:1: judge server http://127.0.0.1:9/v1/completions: cannot connect"),
     ([], "judge_bench_small.jsonl:1: no 'judge_p_yes' for --judge scores"),
 ])
-def test_errors_are_one_line_with_exit_status_2(capsys, argv, message):
+def test_errors_are_one_line_with_exit_status_2(capsys, monkeypatch, argv, message):
+    fake = types.ModuleType("judgefakes")
+    fake.says_maybe = lambda prompt, response, question, reference: "maybe"
+    monkeypatch.setitem(sys.modules, "judgefakes", fake)
     code, _, err = run(capsys, *argv)
     assert code == 2 and message in err and err.count("\n") == 1, err
 

@@ -22,7 +22,8 @@ def _pointwise(r: dict, threshold: float) -> list[str]:
              "    bin          rows  mean P(yes)  fraction correct"]
     for b in r["reliability"]:
         lo, hi = b["bin"]
-        lines.append(f"    [{lo:.1f}, {hi:.1f}]  {b['rows']:>5}  {b['mean_p_yes']:>11.3f}  {b['fraction_correct']:>16.3f}")
+        lines.append(f"    [{lo:.1f}, {hi:.1f}]  {b['rows']:>5}  {b['mean_p_yes']:>11.3f}  "
+                     f"{b['fraction_correct']:>16.3f}")
     return lines
 
 

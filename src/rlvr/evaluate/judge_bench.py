@@ -40,9 +40,13 @@ def split_pair(text: str) -> tuple[str, str]:
 
 def _asked(ask: Ask, where: str, prompt: str, response: str, question: str, reference: str) -> float:
     try:
-        p = float(ask(prompt, response, question, reference))
+        answer = ask(prompt, response, question, reference)
     except RewardError as e:
         raise RewardError(f"{where}: {e}") from None
+    try:
+        p = float(answer)
+    except (TypeError, ValueError):
+        raise RewardError(f"{where}: the judge returned {answer!r}, not a probability in [0, 1]") from None
     if not 0.0 <= p <= 1.0:  # NaN fails this too
         raise RewardError(f"{where}: the judge returned {p!r}, not a probability in [0, 1]")
     return p
