@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rlvr.cli import audit_command, eval_command, fit_command, report_command, serve_command, verify_command
+from rlvr.cli import audit_command, eval_command, eval_judge_command, fit_command, report_command, serve_command, verify_command
 from rlvr.errors import RlvrError
 
 EPILOG = """\
@@ -19,6 +19,7 @@ examples:
   rlvr eval models/tiny-arith --n 16 --k 1,4,16   pass@k, maj@k, disagreements, report.html
   rlvr fit runs/demo --x tokens              fit the reward-vs-compute sigmoid of a run
   rlvr report runs/demo                      one self-contained HTML page of a run
+  rlvr eval-judge --judge function:pkg.m:f   benchmark a judge on the shipped labelled set
   rlvr audit math                            run the reward-hack suite against a verifier
   rlvr serve models/tiny-arith --port 8000   an OpenAI-compatible /v1/completions server (for judges)
 
@@ -45,12 +46,13 @@ def parser() -> argparse.ArgumentParser:
     audit_command.add_parser(sub)
     serve_command.add_parser(sub)
     report_command.add_parser(sub)
+    eval_judge_command.add_parser(sub)
     return ap
 
 
 # Commands that validate or read files before (or without) the training stack: their errors and
 # answers must not wait for torch (train/demo import it once the config has passed).
-LIGHT_COMMANDS = ("train", "demo", "recipes", "fit", "verify", "audit", "report")
+LIGHT_COMMANDS = ("train", "demo", "recipes", "fit", "verify", "audit", "report", "eval-judge")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         return {"train": commands.train, "demo": commands.demo, "recipes": commands.recipes,
                 "eval": eval_command.run_eval, "fit": fit_command.run_fit,
                 "verify": verify_command.run_verify, "audit": audit_command.run_audit_command,
-                "serve": serve_command.run_serve, "report": report_command.run_report}[args.command](args)
+                "serve": serve_command.run_serve, "report": report_command.run_report,
+                "eval-judge": eval_judge_command.run_eval_judge}[args.command](args)
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2
