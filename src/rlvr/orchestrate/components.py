@@ -206,7 +206,7 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     torch.manual_seed(config.run.seed)
     # Model-based rewards (RLPR) read the weights that generated the batch: the in-process
     # engine's copy, which the async trainer thread does not touch while scoring runs.
-    policy = (engine.model if isinstance(engine, HFEngine) else model, tokenizer)
+    policy = (engine.scoring_model if engine.scoring_model is not None else model, tokenizer)
     reward_fn = build_reward_fn(judge_path_resolved(config.reward, base), policy)
     return Components(model, ref_model, tokenizer, engine, trainer, reward_fn,
                       train_set, test_set, sampling, critic)
