@@ -19,7 +19,8 @@ import pytest
 import torch
 
 from rlvr.config import load_config
-from rlvr.engines.loading import load_model, load_tokenizer
+from rlvr.engines.loading import load_model, load_tokenizer, pad_token_id
+from rlvr.orchestrate.batch_builder import BatchModels, BatchSpec, build_batch
 from rlvr.train.batching import collate
 from rlvr.train.logprobs import batch_logprobs
 from rlvr.types import Rollout, Sample, Scored
@@ -93,26 +94,17 @@ def case_config(name: str):
 
 def run_case(name: str, model, ref, tokenizer) -> dict[str, torch.Tensor | float]:
     """build_batch's outputs for one case, flattened to names → tensors / floats."""
-    from rlvr.orchestrate.batch_builder import build_batch
-
     config = case_config(name)
-    parts = _Parts(model, ref if config.algo.kl != "none" else None, tokenizer,
-                   FixedCritic() if config.algo.advantage == "gae" else None)
+    models = BatchModels(model, ref if config.algo.kl != "none" else None,
+                         FixedCritic() if config.algo.advantage == "gae" else None, pad_token_id(tokenizer))
     torch.manual_seed(0)  # clip_cov draws from the global RNG
-    batch, metrics, critic = build_batch(golden_groups(model, 0), config, parts)
+    built = build_batch(golden_groups(model, models.pad_id), BatchSpec.from_config(config), models)
+    batch = built.batch
     out: dict = {f"batch.{f.name}": v for f in dataclasses.fields(batch) if (v := getattr(batch, f.name)) is not None}
-    out.update({f"metrics.{k}": v for k, v in metrics.items()})
-    if critic is not None:
-        out["critic.values"], out["critic.targets"] = critic
+    out.update({f"metrics.{k}": v for k, v in built.metrics.items()})
+    if built.critic_targets is not None:
+        out["critic.values"], out["critic.targets"] = built.critic_targets
     return out
-
-
-@dataclasses.dataclass
-class _Parts:  # the old build_batch's untyped parts
-    model: object
-    ref_model: object
-    tokenizer: object
-    critic: object
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from rlvr.algo.curriculum import PassRateTracker
 from rlvr.config import Config
 from rlvr.errors import ConfigError
+from rlvr.engines.loading import pad_token_id
 from rlvr.evaluate import greedy_accuracy
 from rlvr.evaluate.sampled import sampled_pass_at_k
-from rlvr.orchestrate.batch_builder import build_batch
+from rlvr.orchestrate.batch_builder import BatchModels, BatchSpec, build_batch
 from rlvr.orchestrate.components import Components
 from rlvr.orchestrate.forecast import forecast_metrics
 from rlvr.orchestrate.dynamic_sampling import select_groups, update_curriculum
@@ -247,7 +248,9 @@ class SyncLoop:
         c, p = self.config, self.parts
         t0 = time.perf_counter()
         with self.watchdog.stage("train", self.step + 1):
-            batch, shaping, critic_data = build_batch(produced.groups, c, p)
+            built = build_batch(produced.groups, BatchSpec.from_config(c),
+                                BatchModels(p.model, p.ref_model, p.critic, pad_token_id(p.tokenizer)))
+            batch, shaping, critic_data = built.batch, built.metrics, built.critic_targets
             metrics: dict[str, float] = {}
             if critic_data is not None:
                 shaping.update(p.critic.step(batch, *critic_data))
