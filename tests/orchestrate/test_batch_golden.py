@@ -2,8 +2,8 @@
 tensors the pre-chain build_batch produced, for every shipped recipe and a few variants that
 exercise the steps no recipe turns on (mismatch, KL-in-reward estimators, covariance).
 
-The fixture `data/batch_golden.pt` was recorded from the old code (commit before the chain)
-on CPU, float32, 2 threads. Re-record (only when a change is meant to move the numbers):
+The fixture `data/batch_golden.pt` was recorded from the old build_batch (commit 99ab323, before
+the chain) on CPU, float32, 2 threads; the model forwards make it exact only on such a setup. Re-record (only when a change is meant to move the numbers):
 
     PYTHONPATH=src python tests/orchestrate/test_batch_golden.py --record
 """
