@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rlvr.config import Config
-from rlvr.orchestrate.batch_builder import build_batch
+from rlvr.engines.loading import pad_token_id
+from rlvr.orchestrate.batch_builder import BatchModels, BatchSpec, build_batch
 from rlvr.types import Batch, Scored
 
 
@@ -24,13 +25,16 @@ class Learned:
 class Learner:
     def __init__(self, config: Config, parts):
         self.config, self.parts = config, parts
+        self.spec = BatchSpec.from_config(config)
+        self.models = BatchModels(parts.model, parts.ref_model, parts.critic, pad_token_id(parts.tokenizer))
 
     def learn(self, groups: list[list[Scored]], steps_done: int) -> Learned:
         """Train on the groups: `train.updates_per_batch` optimiser steps, after the critic's
         step when there is one. VAPO's value pretraining: for the first
         `critic.pretrain_steps` steps the critic learns and the policy waits."""
         p = self.parts
-        batch, batch_metrics, critic_data = build_batch(groups, self.config, p)
+        built = build_batch(groups, self.spec, self.models)
+        batch, batch_metrics, critic_data = built.batch, dict(built.metrics), built.critic_targets
         if critic_data is not None:
             batch_metrics.update(p.critic.step(batch, *critic_data))
         if critic_data is not None and steps_done < self.config.critic.pretrain_steps:
