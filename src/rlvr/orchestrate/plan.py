@@ -1,0 +1,66 @@
+"""The run plan: what a run will do, decided from the validated config before any weight,
+tokenizer or dataset is loaded.
+
+The config's cross-field rules ran when it was loaded (config/coherence*.py), so a plan is
+made from a coherent config and only resolves names to parts, each through its one table:
+the objective's axes (algo/), the batch chain and its advantage (`ADVANTAGES`), the task
+(`TASKS`), the engine (`ENGINE_BUILDERS`) and the producer (`PRODUCERS`). `rlvr train`,
+`rlvr recipes show` and `rlvr eval` with a recipe all make one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rlvr.algo import Objective
+from rlvr.config import Config
+from rlvr.names import SURROGATE_PARAM_KEYS, SURROGATE_PARAMS
+from rlvr.orchestrate.batch_builder import ADVANTAGES, BatchSpec
+from rlvr.orchestrate.engine_choice import ENGINE_BUILDERS, Builder
+from rlvr.orchestrate.producers import PRODUCERS, Producer
+from rlvr.tasks.registry import TASKS, TaskKind
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    config: Config
+    objective: Objective  # the loss: one choice per axis
+    batch: BatchSpec  # the batch chain's options
+    task: TaskKind  # how the task's splits load
+    engine: Builder  # builds the rollout engine
+    producer: type[Producer]  # where the loop's batches come from
+    needs_reference: bool  # a KL term: the initial weights, or a teacher
+    needs_critic: bool  # GAE advantages: a value model
+
+    def describe(self) -> list[str]:
+        """One line per resolved part, for `rlvr recipes show`."""
+        c, o = self.config, self.objective
+        return [f"objective: ratio {o.ratio_level}, surrogate {o.surrogate} {dict(o.surrogate_args)}, "
+                f"aggregation {o.aggregation}, kl {o.kl} in the {o.kl_placement}",
+                f"advantage: {self.batch.advantage.kind} ({ADVANTAGES[self.batch.advantage.kind].__name__})",
+                f"reward: {c.reward.function or c.reward.verifier}, template {c.reward.template}",
+                f"task: {c.task.kind}; engine: {c.model.engine} ({c.orchestrate.backend}); "
+                f"producer: {self.producer.__name__}",
+                f"models: policy{', reference' if self.needs_reference else ''}"
+                f"{', critic' if self.needs_critic else ''}"]
+
+
+def objective_from(config: Config) -> Objective:
+    """The recipe's objective; its surrogate's arguments are the ones names.py declares."""
+    a = config.algo
+    args = {p: getattr(a, SURROGATE_PARAM_KEYS[p]) for p in SURROGATE_PARAMS[a.surrogate]}
+    return Objective(ratio_level=a.ratio_level, surrogate=a.surrogate, surrogate_args=args,
+                     aggregation=a.aggregation, aggregation_constant=a.aggregation_constant,
+                     kl=a.kl, kl_coef=a.kl_coef, kl_placement=a.kl_placement, kl_clamp=a.kl_clamp,
+                     entropy_coef=a.entropy_coef, positive_lm_coef=a.positive_lm_coef,
+                     off_policy_delta=a.off_policy_delta, entropy_control=a.entropy_control,
+                     kl_cov_coef=a.kl_cov_coef)
+
+
+def plan_run(config: Config) -> RunPlan:
+    """The plan of a loaded (so coherent) config; nothing is loaded or built."""
+    objective = objective_from(config)
+    return RunPlan(config=config, objective=objective, batch=BatchSpec.from_config(config),
+                   task=TASKS[config.task.kind], engine=ENGINE_BUILDERS[config.model.engine],
+                   producer=PRODUCERS[config.orchestrate.mode], needs_reference=objective.needs_ref,
+                   needs_critic=config.algo.advantage == "gae")
