@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rlvr import names
 from rlvr.rewards.verdict import Verdict
 
-TEMPLATES = ("boxed", "think_answer")
 PLACEHOLDERS = frozenset(
     {
         "...",
@@ -185,5 +185,4 @@ class FormatVerifier:
         """Check `response` against the template; `gold` is not used."""
         if len(response) > self.max_chars:
             return _fail(f"response too long ({len(response)} chars)", "too_long")
-        check = check_boxed if self.template == "boxed" else check_think_answer
-        return check(response, self.strict)
+        return FORMAT_CHECKS[self.template](response, self.strict)
