@@ -159,6 +159,11 @@ def check_think_answer(text: str, strict: bool) -> Verdict:
     return problem or Verdict(1.0, f"format ok (think_answer, {'strict' if strict else 'loose'})")
 
 
+FORMAT_CHECKS = names.TEMPLATE.bind({"boxed": check_boxed, "think_answer": check_think_answer},
+                                    without=("none",), table="FORMAT_CHECKS")
+TEMPLATES = tuple(FORMAT_CHECKS)  # the templates a response can follow ("none" is no template)
+
+
 @dataclass(frozen=True)
 class FormatVerifier:
     """Score 1 if the response follows `template` (see the module docstring), else 0.

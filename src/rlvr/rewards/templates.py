@@ -82,6 +82,10 @@ def _answer_count_problem(openings: int, closings: int) -> str:
     return "unclosed <answer>"
 
 
+COMMITS = names.TEMPLATE.bind({"think_answer": _think_answer, "boxed": _last_box}, without=("none",),
+                              table="COMMITS")
+
+
 @dataclass(frozen=True)
 class TemplateVerifier:
     """Score the committed answer of `template` with `inner`; 0 when none is committed.
