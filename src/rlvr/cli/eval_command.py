@@ -76,10 +76,9 @@ def task_section(task: str) -> "TaskSection":
 
 def load_prompts(task: str, limit: int | None) -> list[Sample]:
     """The test split of --task (see `task_section`), through the task registry training uses."""
-    from rlvr.tasks.registry import TASKS, load_splits
+    from rlvr.tasks.registry import load_splits
 
-    section = task_section(task)
-    samples = load_splits(section, verifier=TASKS[section.kind].scorer)[1]
+    samples = load_splits(task_section(task))[1]
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {limit}")
     return samples[:limit]

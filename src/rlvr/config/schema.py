@@ -11,12 +11,10 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from rlvr import names
-from rlvr.config.coherence import incoherences
+from rlvr.config.coherence import (MAX_ARITHMETIC_PROBLEMS, arithmetic_problems, criterion_problems, incoherences,
+                                    refuse, reward_section_problems)
 from rlvr.config.values import check_plain_value
 
-# The fewest distinct problems `task.kind = "arithmetic"` may enumerate: it builds every one in
-# memory (about 200 bytes each), so a huge operand range would exhaust memory, not fail.
-MAX_ARITHMETIC_PROBLEMS = 1_000_000
 # Below this the tempered logits logits / T overflow float32 for |logits| > 3e35 and round to
 # greedy anyway; both the engine and the trainer divide by T.
 MIN_TEMPERATURE = 1e-3
@@ -80,19 +78,7 @@ class TaskSection(Section):
 
     @model_validator(mode="after")
     def _arithmetic_fits(self) -> "TaskSection":
-        if self.kind != "arithmetic":
-            return self
-        if not self.ops or set(self.ops) - set("+-*") or len(set(self.ops)) != len(self.ops):
-            raise ValueError(f"task.ops = {self.ops!r}: use some of '+', '-', '*', each at most once")
-        if self.low > self.high:
-            return self  # Config's coherence check names it
-        count = (self.high - self.low + 1) ** 2 * len(self.ops)
-        if count > MAX_ARITHMETIC_PROBLEMS:
-            raise ValueError(f"task.low .. task.high ({self.low} .. {self.high}) with ops {self.ops!r} gives "
-                             f"{count} problems; at most {MAX_ARITHMETIC_PROBLEMS} are enumerated")
-        if self.test_size >= count:
-            raise ValueError(f"task.test_size = {self.test_size} leaves no training problem: the operand range "
-                             f"gives {count} problems in all (test_size must be below that)")
+        refuse(arithmetic_problems(self))  # config/coherence.py
         return self
 
 
@@ -120,10 +106,7 @@ class RubricCriterion(Section):
 
     @model_validator(mode="after")
     def _one_scorer(self) -> "RubricCriterion":
-        set_ = [k for k in ("function", "verifier", "question") if getattr(self, k) is not None]
-        if len(set_) != 1:
-            raise ValueError(f"criterion {self.name!r} needs exactly one of function, verifier, "
-                             f"question (has {set_ or 'none'})")
+        refuse(criterion_problems(self))  # config/coherence.py
         return self
 
 
@@ -161,15 +144,7 @@ class RewardSection(Section):
 
     @model_validator(mode="after")
     def _template_fits_verifier(self) -> "RewardSection":
-        formats = self.verifier == "format" or any(c.verifier == "format" for c in self.rubric)
-        if formats and self.template == "none":
-            raise ValueError("the format verifier checks the answer template: set reward.template "
-                             "= 'think_answer' or 'boxed'")
-        if self.template != "none" and (self.function or self.verifier not in TEMPLATED_VERIFIERS):
-            scorer = "reward.function" if self.function else f"verifier {self.verifier!r}"
-            raise ValueError(f"reward.template = {self.template!r} applies to the verifiers "
-                             f"{', '.join(TEMPLATED_VERIFIERS)}, not {scorer} (set template = 'none'; "
-                             f"a function can call rlvr.rewards.templates.committed_answer)")
+        refuse(reward_section_problems(self))  # config/coherence.py
         return self
 
 
@@ -179,7 +154,6 @@ REMOVED_REWARD_KEYS = {
     "format_template": "renamed reward.template (it also makes math and exact read only the "
                        "template's answer)",
 }
-TEMPLATED_VERIFIERS = names.TEMPLATED_VERIFIER.names  # rubric: its program criteria
 
 
 class SamplingSection(Section):
@@ -324,7 +298,5 @@ class Config(Section):
 
     @model_validator(mode="after")
     def _coherent(self) -> "Config":
-        problems = list(incoherences(self))  # the cross-field rules: rlvr/config/coherence.py
-        if problems:
-            raise ValueError("; ".join(problems))
+        refuse(incoherences(self))  # every cross-field rule: rlvr/config/coherence.py
         return self

@@ -51,8 +51,7 @@ def load_task(config: Config, base: Path) -> tuple[list[Sample], list[Sample]]:
     """The task's (train, test), through the registry `rlvr eval` shares (tasks/registry.py)."""
     from rlvr.tasks.registry import load_splits
 
-    verifier = None if config.reward.function else config.reward.verifier
-    return load_splits(config.task, lambda path: resolve_path(path, base), verifier)
+    return load_splits(config.task, lambda path: resolve_path(path, base))
 
 
 def check_prompt_lengths(samples: list[Sample], tokenizer, context: int | None, max_new: int) -> None:

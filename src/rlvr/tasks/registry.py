@@ -1,9 +1,9 @@
 """Task kind -> how to load its (train, test) splits: the one dispatcher that training
 (`load_task`) and `rlvr eval --task` share. The kinds are rlvr/names.py's TASK_KIND.
 
-A loader takes the [task] section, a `resolve` that turns a recipe's relative path into a file
-(training reads it from the working directory, else the repo), and the verifier that will score
-the items (reasoning-gym refuses a non-numeric generator for the math verifier).
+A loader takes the [task] section and a `resolve` that turns a recipe's relative path into a
+file (training reads it from the working directory, else the repo). The rules on a task's
+settings (and on which verifier may score it) ran at load: config/coherence.py.
 """
 
 from __future__ import annotations
@@ -24,17 +24,17 @@ Resolve = Callable[[str], Path]
 
 @dataclass(frozen=True)
 class TaskKind:
-    load: Callable[["TaskSection", Resolve, "str | None"], Splits]
+    load: Callable[["TaskSection", Resolve], Splits]
     scorer: Literal["math", "code"]  # the verifier `rlvr eval --task KIND` scores with
 
 
-def _arithmetic(t: TaskSection, resolve: Resolve, verifier: str | None) -> Splits:
+def _arithmetic(t: TaskSection, resolve: Resolve) -> Splits:
     from rlvr.tasks.arithmetic import arithmetic_splits
 
     return arithmetic_splits(seed=t.seed, test_size=t.test_size, low=t.low, high=t.high, ops=t.ops)
 
 
-def _jsonl(t: TaskSection, resolve: Resolve, verifier: str | None) -> Splits:
+def _jsonl(t: TaskSection, resolve: Resolve) -> Splits:
     from rlvr.tasks.jsonl import load_jsonl
 
     train = load_jsonl(resolve(t.train_path)) if t.train_path else []
@@ -42,16 +42,16 @@ def _jsonl(t: TaskSection, resolve: Resolve, verifier: str | None) -> Splits:
     return train, test
 
 
-def _humaneval(t: TaskSection, resolve: Resolve, verifier: str | None) -> Splits:
+def _humaneval(t: TaskSection, resolve: Resolve) -> Splits:
     from rlvr.tasks.humaneval import humaneval_splits
 
     return humaneval_splits()  # ([], all 164): config/coherence.py refuses to train on it
 
 
-def _reasoning_gym(t: TaskSection, resolve: Resolve, verifier: str | None) -> Splits:
+def _reasoning_gym(t: TaskSection, resolve: Resolve) -> Splits:
     from rlvr.tasks.reasoning_gym import gym_splits  # imports reasoning-gym (~1 s) only when asked
 
-    return gym_splits(t.gym_tasks, size=t.gym_size, seed=t.seed, test_size=t.test_size, verifier=verifier)
+    return gym_splits(t.gym_tasks, size=t.gym_size, seed=t.seed, test_size=t.test_size)
 
 
 TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
@@ -62,6 +62,6 @@ TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
 }, table="TASKS")
 
 
-def load_splits(t: TaskSection, resolve: Resolve = Path, verifier: str | None = None) -> Splits:
+def load_splits(t: TaskSection, resolve: Resolve = Path) -> Splits:
     """(train, test) of the task the [task] section describes."""
-    return TASKS[t.kind].load(t, resolve, verifier)
+    return TASKS[t.kind].load(t, resolve)
