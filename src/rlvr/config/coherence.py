@@ -52,7 +52,8 @@ def task_incoherences(c: Config) -> Iterator[str]:
     if t.kind == "reasoning_gym" and r.verifier == "math" and not r.function:
         if wrong := [g for g in t.gym_tasks if g not in names.NUMERIC_GYM_GENERATORS]:
             yield (f"reward.verifier = 'math' cannot score the non-numeric generator(s) {wrong} of "
-                   "task.gym_tasks; use reward.verifier = 'exact'")
+                   "task.gym_tasks (rlvr/names.py NUMERIC_GYM_GENERATORS lists the numeric ones); "
+                   "use reward.verifier = 'exact'")
 
 
 def eval_incoherences(c: Config) -> Iterator[str]:
