@@ -14,6 +14,7 @@ from rlvr.config.schema import RewardSection
 from rlvr.engines import Engine, HFEngine, SamplingParams
 from rlvr.engines.loading import TOKENIZER_FILES, load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
+from rlvr.tasks.registry import load_splits
 from rlvr.tasks.sampler import check_batch_fits
 from rlvr.names import SURROGATE_PARAM_KEYS, SURROGATE_PARAMS
 from rlvr.orchestrate.engine_choice import make_engine
@@ -49,8 +50,6 @@ def resolve_path(path: str, base: Path) -> Path:
 
 def load_task(config: Config, base: Path) -> tuple[list[Sample], list[Sample]]:
     """The task's (train, test), through the registry `rlvr eval` shares (tasks/registry.py)."""
-    from rlvr.tasks.registry import load_splits
-
     return load_splits(config.task, lambda path: resolve_path(path, base))
 
 
