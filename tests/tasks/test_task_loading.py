@@ -41,3 +41,15 @@ def test_humaneval_is_loaded_as_a_test_split_only():
 
     train, test = load_splits(TaskSection(kind="humaneval"))
     assert train == [] and len(test) == 164
+
+
+def test_rlvr_eval_reads_tasks_through_the_training_registry(tmp_path):
+    from rlvr.cli.eval_command import load_prompts
+
+    assert load_prompts("arithmetic", None) == load_task(load_config(None), REPO)[1]  # the default [task]
+    rows = tmp_path / "t.jsonl"
+    rows.write_text('{"prompt": "1+1=", "answer": "2"}\n')
+    assert [s.answer for s in load_prompts(f"jsonl:{rows}", None)] == ["2"]
+    with pytest.raises(ConfigError, match=r"--task 'arithmetik': expected one of arithmetic, humaneval, "
+                                          r"reasoning_gym or jsonl:PATH"):
+        load_prompts("arithmetik", None)
