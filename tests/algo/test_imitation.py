@@ -66,9 +66,12 @@ def test_objective_without_weights_in_the_batch_refuses():
         Objective(positive_lm_coef=0.1).loss(LOGP, _batch(MASK, None), torch.ones_like(MASK))
 
 
-def test_negative_coefficient_is_incoherent():
-    with pytest.raises(ValueError, match="positive_lm_coef"):
-        Objective(positive_lm_coef=-0.1)
+def test_negative_coefficient_is_refused_at_load():
+    from rlvr.config import load_config
+    from rlvr.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="algo.positive_lm_coef: Input should be greater than or equal to 0"):
+        load_config(None, ["algo.positive_lm_coef=-0.1"])
 
 
 @settings(max_examples=50, deadline=None)

@@ -1,17 +1,19 @@
 """Tests for the newer axes of rlvr.algo.objective.Objective: every (ratio level, surrogate,
 aggregation) combination under the generic invariants, the entropy bonus, KL placement and
-clamp, and the coherence checker (it raises and names the combination, never rewrites)."""
+clamp, and the checks of an Objective built directly from Python."""
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlvr.algo import AGGREGATIONS, RATIO_LEVELS, SURROGATES, Objective, check_coherence, incoherences
+from rlvr.algo import AGGREGATIONS, RATIO_LEVELS, SURROGATES, Objective
 from rlvr.types import Batch
 
 FAST = settings(max_examples=40, deadline=None)
@@ -24,7 +26,7 @@ ARGS = {
     "reinforce": {},
     "dro": {"beta": 2.0},
 }
-# The combinations `check_coherence` refuses (tested below) are left out.
+# The combinations the config refuses at load (tests/config/test_coherence.py checks this list) are left out.
 COMBOS = [(lv, s, a) for lv in sorted(RATIO_LEVELS) for s in sorted(SURROGATES) for a in sorted(AGGREGATIONS)
           if not (s == "cispo" and lv in ("sequence", "sequence_sum")) and not (s == "gmpo" and lv != "token")]
 
@@ -178,64 +180,39 @@ def test_kl_clamp_bounds_the_penalty():
     assert loss.item() == 10.0 and metrics["policy/kl_ref"].item() == 10.0
 
 
-# --- coherence ------------------------------------------------------------------------------------
+# --- what an Objective built from Python checks ----------------------------------------------------
+# (Which combinations of axes are coherent is decided at load, from the config: the cases are in
+# tests/config/test_coherence.py, and the COMBOS above are checked against it there.)
 
 
-INCOHERENT = {
-    "cispo_with_dual_clip": (dict(surrogate="cispo", surrogate_args={"eps_low": 0.2, "eps_high": 0.28, "clip_c": 3.0}),
-                             "'cispo' cannot take a dual clip"),
-    "cispo_with_sequence_ratio": (dict(surrogate="cispo", ratio_level="sequence", surrogate_args=ARGS["cispo"]),
-                                  "use ratio_level 'sequence_token'"),
-    "dual_clip_c_at_most_1": (dict(surrogate="dual_clip", surrogate_args=ARGS["dual_clip"] | {"clip_c": 1.0}),
-                              "dual_clip needs clip_c > 1"),
-    "missing_arg": (dict(surrogate="dual_clip", surrogate_args=ARGS["ppo_clip"]), "needs surrogate_args ['clip_c']"),
-    "foreign_arg": (dict(surrogate_args=ARGS["ppo_clip"] | {"delta": 3.0}), "takes no ['delta']"),
-    "negative_eps": (dict(surrogate_args={"eps_low": -0.1, "eps_high": 0.2}), "must be >= 0"),
-    "ppo_eps_low_ge_1": (dict(surrogate_args={"eps_low": 1.0, "eps_high": 0.2}), "never clips low"),
-    "kl_coef_without_kl": (dict(kl_coef=0.1), "needs kl set"),
-    "kl_without_coef": (dict(kl="k3"), "needs kl_coef > 0"),
-    "clamp_without_kl": (dict(kl_clamp=10.0), "kl_clamp = 10.0 needs kl set"),
-    "negative_entropy": (dict(entropy_coef=-0.01), "would penalise entropy"),
-    "bad_constant": (dict(aggregation_constant=0.0), "aggregation_constant must be > 0"),
-    "sum_norm_without_constant": (dict(aggregation="seq_mean_token_sum_norm", aggregation_constant=None),
-                                  "needs aggregation_constant"),
-    "gmpo_sequence_ratio": (dict(surrogate="gmpo", ratio_level="sequence", surrogate_args=ARGS["gmpo"]),
-                            "surrogate 'gmpo' takes token log-ratios"),
-    "sapo_zero_tau": (dict(surrogate="sapo", surrogate_args={"tau_pos": 0.0, "tau_neg": 1.0}),
-                      "needs tau_pos, tau_neg > 0"),
-    "cispo_sequence_sum": (dict(surrogate="cispo", surrogate_args={"eps_low": 1.0, "eps_high": 0.2},
-                                ratio_level="sequence_sum"), "surrogate 'cispo' with ratio_level 'sequence_sum'"),
-}
-
-
-@pytest.mark.parametrize("case", INCOHERENT.values(), ids=INCOHERENT.keys())
-def test_incoherent_objective_raises_naming_the_combination(case):
-    kwargs, message = case
-    with pytest.raises(ValueError, match="incoherent objective") as info:
-        Objective(**kwargs)
-    assert message in str(info.value)
-
-
-def test_sequence_ratio_with_per_token_advantages_is_refused():
-    gspo = Objective(ratio_level="sequence", surrogate_args={"eps_low": 3e-4, "eps_high": 4e-4})
-    check_coherence(gspo)  # outcome advantages: fine
-    with pytest.raises(ValueError, match="loses the per-token"):
-        check_coherence(gspo, advantage_varies_per_token=True)
-    check_coherence(Objective(ratio_level="sequence_token"), advantage_varies_per_token=True)
-    gmpo = Objective(surrogate="gmpo", surrogate_args=ARGS["gmpo"])
-    check_coherence(gmpo)
-    with pytest.raises(ValueError, match="A must be constant along the row"):
-        check_coherence(gmpo, advantage_varies_per_token=True)
-
-
-def test_all_listed_combinations_are_coherent_and_messages_accumulate():
-    for combo in COMBOS:
-        assert incoherences(objective(*combo)) == []
-    with pytest.raises(ValueError) as info:
-        Objective(kl_coef=0.1, entropy_coef=-1.0)
-    assert "needs kl set" in str(info.value) and "penalise entropy" in str(info.value)
+@pytest.mark.parametrize("args, message", [
+    (ARGS["ppo_clip"], "'dual_clip' takes surrogate_args ['clip_c', 'eps_high', 'eps_low']"),
+    (ARGS["ppo_clip"] | {"clip_c": 1.5, "delta": 3.0}, "got ['clip_c', 'delta', 'eps_high', 'eps_low']"),
+])
+def test_surrogate_args_must_be_the_declared_parameters(args, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Objective(surrogate="dual_clip", surrogate_args=args)
+    Objective(surrogate="dual_clip", surrogate_args=ARGS["dual_clip"])
 
 
 def test_unknown_kl_placement_raises_naming_it():
     with pytest.raises(ValueError, match="unknown kl_placement 'critic'"):
         Objective(kl_placement="critic")
+
+
+def test_the_objective_test_combos_are_exactly_the_coherent_ones():
+    """The invariants above run over COMBOS; every other (ratio level, surrogate) pair must be
+    one the config refuses at load (config/coherence_run.py)."""
+    from rlvr.config import load_config
+    from rlvr.errors import ConfigError
+    from rlvr.names import AGGREGATION, RATIO_LEVEL, SURROGATE, SURROGATE_PARAM_KEYS
+
+    for level, surrogate, aggregation in itertools.product(RATIO_LEVEL.names, SURROGATE.names, AGGREGATION.names):
+        keys = [f"algo.{SURROGATE_PARAM_KEYS[p]}={v}" for p, v in ARGS[surrogate].items()]
+        overrides = [f'algo.ratio_level="{level}"', f'algo.surrogate="{surrogate}"', f'algo.aggregation="{aggregation}"',
+                     *keys, *(["algo.aggregation_constant=6.0"] if aggregation == "seq_mean_token_sum_norm" else [])]
+        if (level, surrogate, aggregation) in COMBOS:
+            load_config(None, overrides)
+        else:
+            with pytest.raises(ConfigError, match=f"algo.ratio_level = '{level}'"):
+                load_config(None, overrides)

@@ -53,7 +53,7 @@ def test_incoherent_combination_is_rejected_not_rewritten():
         load_config(None, ["algo.aggregation=seq_mean_token_sum_norm"])
     for sets in (["algo.surrogate=sapo"], ["algo.surrogate=sapo", "algo.sapo_tau_pos=1.0"],
                  ["algo.sapo_tau_pos=1.0", "algo.sapo_tau_neg=1.05"]):
-        with pytest.raises(ConfigError, match="sapo_tau_neg are set exactly when"):
+        with pytest.raises(ConfigError, match="sapo_tau_neg is set exactly when"):
             load_config(None, sets)
     sapo = load_config(None, ["algo.surrogate=sapo", "algo.sapo_tau_pos=1.0", "algo.sapo_tau_neg=1.05"])
     assert sapo.algo.surrogate == "sapo"

@@ -18,11 +18,11 @@ import torch
 
 from rlvr.config import load_config
 from rlvr.engines import HFEngine, SamplingParams
-from rlvr.engines.vllm_engine import (VLLMEngine, WorkerWeightLoader, check_vllm_settings, draw_seeds, require_vllm,
+from rlvr.engines.vllm_engine import (VLLMEngine, WorkerWeightLoader, draw_seeds, require_vllm,
                                       rollouts_from_request, vllm_sampling_kwargs)
 from rlvr.engines.weight_keys import WeightKeyError
 from rlvr.errors import ConfigError, RlvrError
-from rlvr.orchestrate.components import make_engine
+from rlvr.orchestrate.engine_choice import make_engine
 
 
 @dataclass
@@ -247,17 +247,8 @@ def test_missing_gpu_is_a_config_error(monkeypatch):
         require_vllm()
 
 
-@pytest.mark.parametrize("settings, message", [
-    (dict(top_p=0.9, mismatch="none"), "set algo.mismatch = 'token_tis'"),
-    (dict(backend="ray"), "orchestrate.backend = 'ray'"),
-    (dict(lora_rank=8), "lora_rank > 0"),
-])
-def test_settings_vllm_cannot_honour(settings, message):
-    ok = dict(backend="local", top_p=1.0, mismatch="none", lora_rank=0)
-    check_vllm_settings(**ok)
-    check_vllm_settings(**{**ok, "top_p": 0.9, "mismatch": "token_tis"})
-    with pytest.raises(ConfigError, match=message):
-        check_vllm_settings(**{**ok, **settings})
+# The settings vLLM cannot honour (Ray, LoRA, top_p < 1 uncorrected) are refused at load:
+# tests/config/test_coherence.py (vllm_on_ray, vllm_with_lora, vllm_top_p_uncorrected).
 
 
 def test_config_selects_the_vllm_engine(monkeypatch, tiny_model, tokenizer):
@@ -265,7 +256,7 @@ def test_config_selects_the_vllm_engine(monkeypatch, tiny_model, tokenizer):
     config = load_config(None, ["model.engine=vllm"])
     with pytest.raises(ConfigError, match="needs vLLM"):
         make_engine(config, tiny_model, tokenizer, "models/tiny-arith")
-    with pytest.raises(ConfigError, match="algo.mismatch"):
-        make_engine(load_config(None, ["model.engine=vllm", "sampling.top_p=0.5"]), tiny_model, tokenizer, ".")
+    with pytest.raises(ConfigError, match="algo.mismatch"):  # at load now, before any engine
+        load_config(None, ["model.engine=vllm", "sampling.top_p=0.5"])
     with pytest.raises(ConfigError, match="engine"):
         load_config(None, ["model.engine=sglang"])

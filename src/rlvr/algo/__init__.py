@@ -10,7 +10,7 @@ from rlvr.algo.curriculum import PassRateTracker
 from rlvr.algo.filters import GroupFilter, nonzero_variance_groups
 from rlvr.algo.gae import decoupled_gae, gae_advantages, length_adaptive_lambda
 from rlvr.algo.kl import KL_ESTIMATORS, kl_estimate, kl_reward_penalty
-from rlvr.algo.objective import KL_PLACEMENTS, Objective, check_coherence, incoherences
+from rlvr.algo.objective import KL_PLACEMENTS, Objective
 from rlvr.algo.ratios import RATIO_LEVELS
 from rlvr.algo.returns import (
     discounted_returns,
@@ -34,12 +34,10 @@ __all__ = [
     "SCALES",
     "SURROGATES",
     "VALUE_LOSSES",
-    "check_coherence",
     "decoupled_gae",
     "discounted_returns",
     "explained_variance",
     "gae_advantages",
-    "incoherences",
     "kl_estimate",
     "kl_reward_penalty",
     "length_adaptive_lambda",

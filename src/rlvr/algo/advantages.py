@@ -22,6 +22,8 @@ from typing import Callable
 
 import torch
 
+from rlvr import names
+
 Tensor = torch.Tensor
 
 
@@ -110,18 +112,18 @@ def no_baseline(rewards: Tensor, group_ids: Tensor) -> Tensor:
     return rewards
 
 
-BASELINES: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
+BASELINES: dict[str, Callable[[Tensor, Tensor], Tensor]] = names.BASELINE.bind({
     "group_mean": subtract_group_mean,
     "rloo": leave_one_out,
     "none": no_baseline,
-}
+}, table="BASELINES")
 
-SCALES: dict[str, Callable[[Tensor, Tensor, Tensor, float], Tensor]] = {
+SCALES: dict[str, Callable[[Tensor, Tensor, Tensor, float], Tensor]] = names.SCALE.bind({
     "group_std": scale_by_group_std,
     "batch_std": scale_by_batch_std,
     "batch_std_raw": scale_by_batch_std_raw,
     "none": no_scale,
-}
+}, table="SCALES")
 
 
 def outcome_advantages(

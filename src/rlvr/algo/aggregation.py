@@ -15,6 +15,8 @@ from typing import Callable
 
 import torch
 
+from rlvr import names
+
 Tensor = torch.Tensor
 
 
@@ -56,10 +58,10 @@ def prompt_mean(mask: Tensor, group_ids: Tensor, constant: float) -> Tensor:
     return mask / per_row / _nonempty(group_tokens)
 
 
-AGGREGATIONS: dict[str, Callable[[Tensor, Tensor, float], Tensor]] = {
+AGGREGATIONS: dict[str, Callable[[Tensor, Tensor, float], Tensor]] = names.AGGREGATION.bind({
     "token_mean": token_mean,
     "seq_mean_token_mean": seq_mean_token_mean,
     "seq_mean_token_sum_norm": seq_mean_token_sum_norm,
     "prompt_mean": prompt_mean,
     "token_sum": token_sum,
-}
+}, table="AGGREGATIONS")

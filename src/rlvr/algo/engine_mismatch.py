@@ -30,6 +30,8 @@ from typing import Callable
 
 import torch
 
+from rlvr import names
+
 from rlvr.algo.kl import k3
 
 Tensor = torch.Tensor
@@ -63,12 +65,12 @@ def sequence_mis(trainer_logp: Tensor, engine_logp: Tensor, mask: Tensor, cap: f
     return _masked_weight(((trainer_logp - engine_logp) * mask).sum(dim=1, keepdim=True), mask, cap, low)
 
 
-MISMATCH_CORRECTIONS: dict[str, Callable[..., Tensor]] = {
+MISMATCH_CORRECTIONS: dict[str, Callable[..., Tensor]] = names.MISMATCH.bind({
     "token_tis": token_tis,
     "sequence_tis": sequence_tis,
     "token_mis": token_mis,
     "sequence_mis": sequence_mis,
-}
+}, without=("none",), table="MISMATCH_CORRECTIONS")
 
 
 def mismatch_kl(trainer_logp: Tensor, engine_logp: Tensor, mask: Tensor) -> Tensor:

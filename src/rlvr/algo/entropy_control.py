@@ -24,6 +24,8 @@ from typing import Callable
 
 import torch
 
+from rlvr import names
+
 Tensor = torch.Tensor
 
 
@@ -63,4 +65,5 @@ def clip_cov_select(adv: Tensor, logp: Tensor, mask: Tensor, *, ratio: float, lo
         return select
 
 
-COV_SELECTIONS: dict[str, Callable[..., Tensor]] = {"clip_cov": clip_cov_select, "kl_cov": kl_cov_select}
+COV_SELECTIONS: dict[str, Callable[..., Tensor]] = names.ENTROPY_CONTROL.bind(
+    {"clip_cov": clip_cov_select, "kl_cov": kl_cov_select}, without=("none",), table="COV_SELECTIONS")

@@ -14,6 +14,8 @@ from typing import Callable
 
 import torch
 
+from rlvr import names
+
 Tensor = torch.Tensor
 
 
@@ -30,7 +32,8 @@ def k3(logp: Tensor, ref_logp: Tensor) -> Tensor:
     return torch.expm1(d) - d
 
 
-KL_ESTIMATORS: dict[str, Callable[[Tensor, Tensor], Tensor]] = {"k1": k1, "k2": k2, "k3": k3}
+KL_ESTIMATORS: dict[str, Callable[[Tensor, Tensor], Tensor]] = names.KL.bind(
+    {"k1": k1, "k2": k2, "k3": k3}, without=("none",), table="KL_ESTIMATORS")
 
 
 def kl_estimate(estimator: str, logp: Tensor, ref_logp: Tensor, clamp: float | None = None) -> Tensor:

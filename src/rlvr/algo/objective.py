@@ -14,17 +14,19 @@
                       `rlvr.algo.imitation`; its weights come with the batch)
 
 The trainer calls `weights` once on the whole batch and `loss` once per micro-batch; it never
-knows which paper the objective implements. `check_coherence` runs at construction and
-rejects combinations that cannot mean what they say, naming them; it never changes a value.
+knows which paper the objective implements. Which combinations of axes cannot mean what they
+say is decided once, from the config, at load (config/coherence_run.py); built directly from
+Python, an Objective checks only that each axis names a known choice and that
+`surrogate_args` are the surrogate's declared parameters (rlvr/names.py SURROGATE_PARAMS).
 """
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 
 import torch
 
+from rlvr import names
 from rlvr.algo.aggregation import AGGREGATIONS
 from rlvr.algo.entropy_control import COV_SELECTIONS
 from rlvr.algo.imitation import positive_lm_loss
@@ -35,7 +37,7 @@ from rlvr.algo.surrogates import SURROGATES
 from rlvr.types import Batch
 
 Tensor = torch.Tensor
-KL_PLACEMENTS = ("loss", "reward")
+KL_PLACEMENTS = names.KL_PLACEMENT.names
 
 
 @dataclass(frozen=True)
@@ -58,17 +60,16 @@ class Objective:
     kl_cov_coef: float = 1.0
 
     def __post_init__(self) -> None:
-        for axis, name, table in (
-            ("ratio_level", self.ratio_level, RATIO_LEVELS),
-            ("surrogate", self.surrogate, SURROGATES),
-            ("aggregation", self.aggregation, AGGREGATIONS),
-            ("kl", self.kl, {"none": None, **KL_ESTIMATORS}),
-            ("kl_placement", self.kl_placement, dict.fromkeys(KL_PLACEMENTS)),
-            ("entropy_control", self.entropy_control, {"none": None, **COV_SELECTIONS}),
-        ):
-            if name not in table:
-                raise ValueError(f"unknown {axis} {name!r}; choose one of {sorted(table)}")
-        check_coherence(self)
+        for registry, name in ((names.RATIO_LEVEL, self.ratio_level), (names.SURROGATE, self.surrogate),
+                               (names.AGGREGATION, self.aggregation), (names.KL, self.kl),
+                               (names.KL_PLACEMENT, self.kl_placement),
+                               (names.ENTROPY_CONTROL, self.entropy_control)):
+            if name not in registry.names:
+                axis = registry.key.removeprefix("algo.")
+                raise ValueError(f"unknown {axis} {name!r}; choose one of {sorted(registry.names)}")
+        params, given = names.SURROGATE_PARAMS[self.surrogate], sorted(self.surrogate_args)
+        if given != sorted(params):  # the call itself would fail, later, inside the loss
+            raise ValueError(f"surrogate {self.surrogate!r} takes surrogate_args {sorted(params)}, got {given}")
 
     @property
     def needs_ref(self) -> bool:
@@ -147,84 +148,3 @@ class Objective:
         else:
             per_token = per_token + self.kl_cov_coef * (logp - batch.old_logp).abs() * select
         return per_token, {**indicators, "cov_selected": select}
-
-
-def _surrogate_params(name: str) -> set[str]:
-    return {p.name for p in inspect.signature(SURROGATES[name]).parameters.values()
-            if p.kind is inspect.Parameter.KEYWORD_ONLY}
-
-
-def _surrogate_incoherences(o: Objective) -> list[str]:
-    params, given = _surrogate_params(o.surrogate), set(o.surrogate_args)
-    problems = []
-    if missing := params - given:
-        problems.append(f"surrogate {o.surrogate!r} needs surrogate_args {sorted(missing)}")
-    if o.surrogate == "cispo" and "clip_c" in given:
-        problems.append("surrogate 'cispo' cannot take a dual clip (clip_c): CISPO never cuts a gradient, "
-                        "its clipped weight already bounds every token's update; use surrogate 'dual_clip' "
-                        "for a PPO surrogate with a bound on negative advantages")
-    elif extra := given - params:
-        problems.append(f"surrogate {o.surrogate!r} takes no {sorted(extra)} (it takes {sorted(params)})")
-    args = o.surrogate_args
-    if any(args.get(k, 0.0) < 0 for k in ("eps_low", "eps_high")):
-        problems.append(f"surrogate_args eps_low / eps_high must be >= 0, got {args}")
-    if o.surrogate in ("ppo_clip", "dual_clip") and args.get("eps_low", 0.0) >= 1:
-        problems.append(f"{o.surrogate!r} with eps_low = {args['eps_low']} >= 1 never clips low; "
-                        "only 'cispo' takes an unbounded lower side")
-    if o.surrogate == "dual_clip" and args.get("clip_c", 2.0) <= 1:
-        problems.append(f"dual_clip needs clip_c > 1 (arXiv:1912.09729), got {args['clip_c']}: "
-                        "with c <= 1 the bound is active on-policy and cuts every negative-advantage gradient")
-    if o.surrogate == "gmpo" and o.ratio_level != "token":
-        problems.append(f"surrogate 'gmpo' takes token log-ratios (it forms the geometric mean itself), "
-                        f"not ratio_level {o.ratio_level!r}")
-    if args.get("beta", 1.0) <= 0:
-        problems.append(f"surrogate 'dro' needs beta > 0 (the quadratic trust region), got {args['beta']}")
-    if any(args.get(k, 1.0) <= 0 for k in ("tau_pos", "tau_neg")):
-        problems.append(f"surrogate 'sapo' needs tau_pos, tau_neg > 0, got {args}")
-    if o.surrogate == "cispo" and o.ratio_level in ("sequence", "sequence_sum"):
-        problems.append(f"surrogate 'cispo' with ratio_level {o.ratio_level!r}: CISPO weights each token's own "
-                        "log-prob gradient, but the sequence log-ratio spreads 1/|y| of it over the row; "
-                        "use ratio_level 'sequence_token' for a sequence-level weight with CISPO")
-    return problems
-
-
-def incoherences(o: Objective, *, advantage_varies_per_token: bool = False) -> list[str]:
-    """One sentence per incoherent combination of the objective's axes (and, when the caller
-    says so, of the advantage estimator: GAE, or a KL in the reward with REINFORCE++, give
-    advantages that vary along a sequence)."""
-    problems = _surrogate_incoherences(o)
-    if o.kl == "none" and o.kl_coef != 0:
-        problems.append(f"kl_coef = {o.kl_coef} needs kl set to an estimator (k1, k2 or k3)")
-    if o.kl != "none" and o.kl_coef <= 0:
-        problems.append(f"kl = {o.kl!r} needs kl_coef > 0, got {o.kl_coef}")
-    if o.kl_clamp is not None and (o.kl == "none" or o.kl_clamp <= 0):
-        problems.append(f"kl_clamp = {o.kl_clamp} needs kl set and a bound > 0")
-    if o.positive_lm_coef < 0:
-        problems.append(f"positive_lm_coef = {o.positive_lm_coef} < 0 would push the correct samples down")
-    if o.entropy_coef < 0:
-        problems.append(f"entropy_coef = {o.entropy_coef} < 0 would penalise entropy and hasten its collapse")
-    if o.kl_cov_coef < 0:
-        problems.append(f"kl_cov_coef = {o.kl_cov_coef} < 0 would reward moving the high-covariance tokens")
-    if o.off_policy_delta is not None and o.off_policy_delta <= 0:
-        problems.append(f"off_policy_delta = {o.off_policy_delta} must be > 0 (it bounds a mean KL)")
-    if o.aggregation == "seq_mean_token_sum_norm" and o.aggregation_constant is None:
-        problems.append("aggregation 'seq_mean_token_sum_norm' needs aggregation_constant: Dr. GRPO's C, "
-                        "the generation budget (max_new_tokens)")
-    if o.aggregation_constant is not None and o.aggregation_constant <= 0:
-        problems.append(f"aggregation_constant must be > 0, got {o.aggregation_constant}")
-    if advantage_varies_per_token and o.surrogate == "gmpo":
-        problems.append("surrogate 'gmpo' with per-token advantages (GAE or a KL in the reward): GMPO's "
-                        "objective is one per sequence, -A_i times the geometric-mean ratio, so A must be "
-                        "constant along the row")
-    if advantage_varies_per_token and o.ratio_level in ("sequence", "sequence_sum"):
-        problems.append(f"ratio_level {o.ratio_level!r} with per-token advantages (GAE or a KL in the reward): the "
-                        "sequence ratio averages every token's gradient over the row and loses the per-token "
-                        "credit; use ratio_level 'sequence_token' (GSPO-token, arXiv:2507.18071)")
-    return problems
-
-
-def check_coherence(o: Objective, *, advantage_varies_per_token: bool = False) -> None:
-    """Raise ValueError naming every incoherent combination (see `incoherences`)."""
-    problems = incoherences(o, advantage_varies_per_token=advantage_varies_per_token)
-    if problems:
-        raise ValueError("incoherent objective: " + "; ".join(problems))

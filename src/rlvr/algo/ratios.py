@@ -18,6 +18,8 @@ from typing import Callable
 
 import torch
 
+from rlvr import names
+
 Tensor = torch.Tensor
 _MAX_SEQUENCE_LOG_RATIO = 20.0
 
@@ -71,9 +73,9 @@ def sequence_sum_log_ratio(logp: Tensor, old_logp: Tensor, mask: Tensor) -> Tens
     return per_row.clamp(-_MAX_SEQUENCE_LOG_RATIO, _MAX_SEQUENCE_LOG_RATIO) * mask
 
 
-RATIO_LEVELS: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
+RATIO_LEVELS: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = names.RATIO_LEVEL.bind({
     "token": token_log_ratio,
     "sequence": sequence_log_ratio,
     "sequence_token": sequence_token_log_ratio,
     "sequence_sum": sequence_sum_log_ratio,
-}
+}, table="RATIO_LEVELS")

@@ -16,6 +16,8 @@ from typing import Callable
 
 import torch
 
+from rlvr import names
+
 Tensor = torch.Tensor
 Surrogate = Callable[..., tuple[Tensor, dict[str, Tensor]]]
 
@@ -159,7 +161,7 @@ def dro(log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, beta: flo
     return -(adv * log_ratio - 0.5 * beta * log_ratio.square()), {}
 
 
-SURROGATES: dict[str, Surrogate] = {
+SURROGATES: dict[str, Surrogate] = names.SURROGATE.bind({
     "ppo_clip": ppo_clip,
     "dual_clip": dual_clip,
     "cispo": cispo,
@@ -167,4 +169,4 @@ SURROGATES: dict[str, Surrogate] = {
     "gmpo": gmpo,
     "reinforce": reinforce,
     "dro": dro,
-}
+}, table="SURROGATES")

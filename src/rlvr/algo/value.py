@@ -12,6 +12,8 @@ from typing import Callable
 
 import torch
 
+from rlvr import names
+
 Tensor = torch.Tensor
 ValueLoss = Callable[..., tuple[Tensor, dict[str, Tensor]]]
 
@@ -39,10 +41,10 @@ def clipped_value_loss(
     return loss, {"value_clip": (clipped_sq > unclipped_sq).to(values.dtype)}
 
 
-VALUE_LOSSES: dict[str, ValueLoss] = {
+VALUE_LOSSES: dict[str, ValueLoss] = names.VALUE_LOSS.bind({
     "mse": value_mse,
     "clipped": clipped_value_loss,
-}
+}, table="VALUE_LOSSES")
 
 
 def explained_variance(values: Tensor, returns: Tensor, mask: Tensor) -> Tensor:

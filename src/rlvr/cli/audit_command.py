@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import argparse
 
+from rlvr import names
 from rlvr.errors import ConfigError
 
 HELP = "run the reward-hack suite against a verifier or a reward function; fails if any attack is paid"
-KIND_CHOICES = ("code", "math", "exact", "format", "instructions")
+KIND_CHOICES = names.PROGRAM_VERIFIER.names
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     au = sub.add_parser("audit", help=HELP, description=HELP + ". See docs/reward-hacks.md.")
-    au.add_argument("name", help="a built-in verifier (code, math, exact, format, instructions) or a "
+    au.add_argument("name", help=f"a built-in verifier ({', '.join(KIND_CHOICES)}) or a "
                                  "reward function as package.module:function")
     au.add_argument("--kind", choices=KIND_CHOICES,
                     help="with a function: which attacks apply (default: every text attack)")

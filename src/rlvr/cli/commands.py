@@ -10,6 +10,7 @@ import argparse
 import time
 from pathlib import Path
 
+from rlvr import names
 from rlvr.config import dump_config, load_config
 from rlvr.errors import ConfigError
 
@@ -84,11 +85,25 @@ def recipe_summary(path: Path) -> str:
     return ""
 
 
+def explain(config) -> str:
+    """TOML comments, one a registry-backed setting: its value and the registry's help for it."""
+    lines = ["", "# what each choice means (rlvr/names.py):"]
+    for registry in names.ALL:
+        section, _, key = registry.key.partition(".")
+        value = getattr(getattr(config, section, None), key, None) if " " not in registry.key else None
+        if isinstance(value, str):  # a subset's key (reward.rubric.verifier) names no one value
+            lines.append(f"#   {registry.key} = {value!r}: {registry.help(value)}")
+    return "\n".join(lines) + "\n"
+
+
 def recipes(args: argparse.Namespace) -> int:
     if args.action == "show":
         if not args.name:
             raise ConfigError("rlvr recipes show NAME")
-        print(dump_config(load_config(find_recipe(args.name))), end="")
+        config = load_config(find_recipe(args.name))
+        print(dump_config(config), end="")
+        if args.explain:
+            print(explain(config), end="")
         return 0
     for path in sorted(recipes_dir().glob("*.toml")):
         print(f"{path.stem:12s} {recipe_summary(path)}")

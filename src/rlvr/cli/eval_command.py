@@ -14,6 +14,7 @@ from rlvr.errors import ConfigError, DatasetError
 if TYPE_CHECKING:  # the heavy imports (torch, matplotlib) wait until the command runs
     from rlvr.evaluate.evaluation import EvalOutput
     from rlvr.evaluate.groups import PromptGroup
+    from rlvr.config.schema import TaskSection
     from rlvr.rewards import MathVerifier
     from rlvr.types import Sample
 
@@ -23,8 +24,9 @@ HELP = "pass@k, maj@k, best-of-n, disagreements and a report for a model or a js
 def add_parser(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help=HELP, description=HELP + ". See docs/evaluation.md.")
     ev.add_argument("model", nargs="?", help="model folder (omit with --samples)")
-    ev.add_argument("--task", default="arithmetic", help="'arithmetic' (the demo's test split), jsonl:PATH, or "
-                    "'humaneval' (164 problems, scored by the code verifier; also picks it for --samples)")
+    ev.add_argument("--task", default="arithmetic", help="a task kind with its default settings "
+                    "('arithmetic': the demo's test split; 'humaneval': 164 problems, scored by the code verifier, "
+                    "also for --samples; 'reasoning_gym') or jsonl:PATH")
     ev.add_argument("--limit", type=int, help="evaluate only the first LIMIT prompts")
     ev.add_argument("--n", type=int, default=16, help="samples per prompt (default 16)")
     ev.add_argument("--k", help="comma-separated k values (default: powers of 2 up to n)")
@@ -58,20 +60,25 @@ def parse_ks(text: str | None, n: int) -> tuple[int, ...]:
     return ks
 
 
+def task_section(task: str) -> "TaskSection":
+    """--task KIND (a task kind with its default settings: arithmetic is the demo's test split)
+    or jsonl:PATH, as the [task] section training would read."""
+    from rlvr.config.schema import TaskSection
+    from rlvr.tasks.registry import TASKS
+
+    if task.startswith("jsonl:"):
+        return TaskSection(kind="jsonl", test_path=task.removeprefix("jsonl:"))
+    if task not in TASKS or task == "jsonl":
+        raise ConfigError(f"--task {task!r}: expected one of {', '.join(k for k in TASKS if k != 'jsonl')} "
+                          "or jsonl:PATH")
+    return TaskSection(kind=task)
+
+
 def load_prompts(task: str, limit: int | None) -> list[Sample]:
-    """--task arithmetic (test split of the demo recipe: seed 0, 500 prompts) or jsonl:PATH."""
-    from rlvr.tasks import arithmetic_splits, load_jsonl
+    """The test split of --task (see `task_section`), through the task registry training uses."""
+    from rlvr.tasks.registry import load_splits
 
-    if task == "arithmetic":
-        samples = arithmetic_splits(seed=0, test_size=500)[1]
-    elif task.startswith("jsonl:"):
-        samples = load_jsonl(task.removeprefix("jsonl:"))
-    elif task == "humaneval":
-        from rlvr.tasks.humaneval import humaneval_samples
-
-        samples = humaneval_samples()
-    else:
-        raise ConfigError(f"--task {task!r}: expected 'arithmetic', 'jsonl:PATH' or 'humaneval'")
+    samples = load_splits(task_section(task))[1]
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {limit}")
     return samples[:limit]
@@ -222,10 +229,12 @@ class TaskScorer:
 
 
 def task_scorer(task: str) -> "MathVerifier | TaskScorer":
-    """The code verifier (sandboxed, default limits) for humaneval; the math verifier otherwise."""
+    """The verifier --task's kind is scored with (tasks/registry.py): the code verifier
+    (sandboxed, default limits) for humaneval, the math verifier otherwise."""
     from rlvr.rewards import CodeVerifier, MathVerifier
+    from rlvr.tasks.registry import TASKS
 
-    if task == "humaneval":
+    if TASKS[task_section(task).kind].scorer == "code":
         return TaskScorer(CodeVerifier(), extract=())
     return MathVerifier()
 

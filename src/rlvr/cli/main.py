@@ -40,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("recipes", help="list the recipes with one line each")
     rec.add_argument("action", nargs="?", choices=["show"], help="show one recipe's resolved settings")
     rec.add_argument("name", nargs="?")
+    rec.add_argument("--explain", action="store_true", help="with show: what each chosen name means")
     eval_command.add_parser(sub)
     fit_command.add_parser(sub)
     verify_command.add_parser(sub)

@@ -10,12 +10,11 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from rlvr.config.coherence import incoherences
+from rlvr import names
+from rlvr.config.coherence import (MAX_ARITHMETIC_PROBLEMS, arithmetic_problems, criterion_problems, incoherences,
+                                    refuse, reward_section_problems)
 from rlvr.config.values import check_plain_value
 
-# The fewest distinct problems `task.kind = "arithmetic"` may enumerate: it builds every one in
-# memory (about 200 bytes each), so a huge operand range would exhaust memory, not fail.
-MAX_ARITHMETIC_PROBLEMS = 1_000_000
 # Below this the tempered logits logits / T overflow float32 for |logits| > 3e35 and round to
 # greedy anyway; both the engine and the trainer divide by T.
 MIN_TEMPERATURE = 1e-3
@@ -46,11 +45,11 @@ class RunSection(Section):
 
 class ModelSection(Section):
     path: str = "models/tiny-arith"
-    dtype: Literal["float32", "bfloat16"] = "float32"
+    dtype: names.DTYPE.literal() = "float32"
     # Where the policy, reference, critic and in-process engine live: "cpu", "cuda", "cuda:N",
     # or "auto" (cuda when torch sees a GPU). Batches are built on the CPU and moved per use.
     device: str = Field("cpu", pattern=r"^(cpu|auto|cuda(:[0-9]+)?)$")
-    engine: Literal["hf", "vllm"] = "hf"  # rollout engine: in-process transformers, or vLLM on a GPU (extra `vllm`)
+    engine: names.ENGINE.literal() = "hf"  # rollout engine: in-process transformers, or vLLM on a GPU (extra `vllm`)
     # Logits and log-probs in float32 whatever the model dtype (ScaleRL's FP32 LM head). Off,
     # they keep the model dtype (cheaper, noisier ratios in bfloat16).
     fp32_head: bool = True
@@ -66,7 +65,7 @@ class ModelSection(Section):
 
 
 class TaskSection(Section):
-    kind: Literal["arithmetic", "jsonl", "humaneval", "reasoning_gym"] = "arithmetic"
+    kind: names.TASK_KIND.literal() = "arithmetic"
     seed: int = Field(0, ge=0)
     test_size: int = Field(500, gt=0)  # arithmetic: below the number of problems; gym: per generator
     low: int = 10
@@ -79,19 +78,7 @@ class TaskSection(Section):
 
     @model_validator(mode="after")
     def _arithmetic_fits(self) -> "TaskSection":
-        if self.kind != "arithmetic":
-            return self
-        if not self.ops or set(self.ops) - set("+-*") or len(set(self.ops)) != len(self.ops):
-            raise ValueError(f"task.ops = {self.ops!r}: use some of '+', '-', '*', each at most once")
-        if self.low > self.high:
-            return self  # Config's coherence check names it
-        count = (self.high - self.low + 1) ** 2 * len(self.ops)
-        if count > MAX_ARITHMETIC_PROBLEMS:
-            raise ValueError(f"task.low .. task.high ({self.low} .. {self.high}) with ops {self.ops!r} gives "
-                             f"{count} problems; at most {MAX_ARITHMETIC_PROBLEMS} are enumerated")
-        if self.test_size >= count:
-            raise ValueError(f"task.test_size = {self.test_size} leaves no training problem: the operand range "
-                             f"gives {count} problems in all (test_size must be below that)")
+        refuse(arithmetic_problems(self))  # config/coherence.py
         return self
 
 
@@ -114,15 +101,12 @@ class RubricCriterion(Section):
     name: str
     weight: float = Field(1.0, gt=0)
     function: Optional[str] = None  # "package.module:function"
-    verifier: Optional[Literal["math", "code", "format", "instructions", "exact"]] = None
+    verifier: Optional[names.PROGRAM_VERIFIER.literal()] = None
     question: Optional[str] = None
 
     @model_validator(mode="after")
     def _one_scorer(self) -> "RubricCriterion":
-        set_ = [k for k in ("function", "verifier", "question") if getattr(self, k) is not None]
-        if len(set_) != 1:
-            raise ValueError(f"criterion {self.name!r} needs exactly one of function, verifier, "
-                             f"question (has {set_ or 'none'})")
+        refuse(criterion_problems(self))  # config/coherence.py
         return self
 
 
@@ -130,13 +114,12 @@ class RewardSection(Section):
     """[reward]. The defaults equal the verifiers' own (tests/orchestrate/test_scoring.py checks
     it), so training, `rlvr verify` and `rlvr audit` (whose --option keys are these) agree."""
 
-    verifier: Literal["math", "code", "format", "instructions", "exact", "judge", "rubric", "rules",
-                      "probability"] = "math"
+    verifier: names.VERIFIER.literal() = "math"
     # The answer template the prompt asks for (rewards/templates.py). "think_answer" / "boxed":
     # math and exact score only the committed answer (none committed: 0, no fall-through to
     # another extractor), and verifier = "format" checks this template. "none": each
     # verifier's own extraction (`extract`), for prompts that ask for no template.
-    template: Literal["none", "think_answer", "boxed"] = "none"
+    template: names.TEMPLATE.literal() = "none"
     extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "whole", "math_span", "last_number"]  # math
     math_timeout_s: float = Field(2.0, gt=0)  # math: wall-clock limit of one math-verify check
     code_timeout_s: float = Field(10.0, gt=0)  # code: wall-clock budget of one answer's tests together
@@ -161,15 +144,7 @@ class RewardSection(Section):
 
     @model_validator(mode="after")
     def _template_fits_verifier(self) -> "RewardSection":
-        formats = self.verifier == "format" or any(c.verifier == "format" for c in self.rubric)
-        if formats and self.template == "none":
-            raise ValueError("the format verifier checks the answer template: set reward.template "
-                             "= 'think_answer' or 'boxed'")
-        if self.template != "none" and (self.function or self.verifier not in TEMPLATED_VERIFIERS):
-            scorer = "reward.function" if self.function else f"verifier {self.verifier!r}"
-            raise ValueError(f"reward.template = {self.template!r} applies to the verifiers "
-                             f"{', '.join(TEMPLATED_VERIFIERS)}, not {scorer} (set template = 'none'; "
-                             f"a function can call rlvr.rewards.templates.committed_answer)")
+        refuse(reward_section_problems(self))  # config/coherence.py
         return self
 
 
@@ -179,7 +154,6 @@ REMOVED_REWARD_KEYS = {
     "format_template": "renamed reward.template (it also makes math and exact read only the "
                        "template's answer)",
 }
-TEMPLATED_VERIFIERS = ("math", "exact", "format", "rubric")  # rubric: its program criteria
 
 
 class SamplingSection(Section):
@@ -192,37 +166,36 @@ class SamplingSection(Section):
     stop: list[str] = []
     # Dynamic sampling (DAPO): "drop" groups whose rewards are all equal, or "refill" the batch
     # with newly generated groups, at most max_refill_rounds extra generation rounds a step.
-    zero_variance: Literal["keep", "drop", "refill"] = "keep"
+    zero_variance: names.ZERO_VARIANCE.literal() = "keep"
     max_refill_rounds: int = Field(4, ge=0)
     overlong_cache: Optional[int] = Field(None, gt=0)  # DAPO soft punishment over the last N tokens
     mask_truncated: bool = False  # drop completions cut at max_new_tokens from the loss
-    curriculum: Literal["none", "no_positive_resampling"] = "none"
+    curriculum: names.CURRICULUM.literal() = "none"
     retire_at: float = Field(0.9, gt=0, le=1)  # a prompt whose pass rate reaches this is retired
 
 
 class AlgoSection(Section):
-    advantage: Literal["group", "reinforce_pp", "gae"] = "group"
-    baseline: Literal["group_mean", "rloo", "none"] = "group_mean"
-    scale: Literal["group_std", "batch_std", "batch_std_raw", "none"] = "group_std"
+    advantage: names.ADVANTAGE.literal() = "group"
+    baseline: names.BASELINE.literal() = "group_mean"
+    scale: names.SCALE.literal() = "group_std"
     adv_eps: float = Field(1e-4, ge=0)
     gamma: float = Field(1.0, gt=0, le=1)  # reinforce_pp, gae: discount of the token returns
     lam: float = Field(0.95, ge=0, le=1)  # gae: lambda of the policy advantages
     lam_critic: Optional[float] = Field(None, ge=0, le=1)  # gae: lambda of the critic targets (VAPO: 1.0)
     lam_alpha: Optional[float] = Field(None, gt=0)  # gae: VAPO length-adaptive lam = 1 - 1/(alpha l)
-    ratio_level: Literal["token", "sequence", "sequence_token", "sequence_sum"] = "token"
-    surrogate: Literal["ppo_clip", "dual_clip", "cispo", "sapo", "gmpo", "reinforce", "dro"] = "ppo_clip"
+    ratio_level: names.RATIO_LEVEL.literal() = "token"
+    surrogate: names.SURROGATE.literal() = "ppo_clip"
     eps_low: float = Field(0.2, ge=0)
     eps_high: float = Field(0.2, ge=0)
     clip_c: Optional[float] = None  # dual_clip: bound on the loss of negative-advantage tokens
     sapo_tau_pos: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A > 0 (paper: 1.0)
     sapo_tau_neg: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A <= 0 (paper: 1.05)
     dro_beta: Optional[float] = Field(None, gt=0)  # dro: weight of the quadratic log-ratio penalty
-    aggregation: Literal["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm",
-                         "prompt_mean", "token_sum"] = "seq_mean_token_mean"
+    aggregation: names.AGGREGATION.literal() = "seq_mean_token_mean"
     aggregation_constant: Optional[float] = Field(None, gt=0)
-    kl: Literal["none", "k1", "k2", "k3"] = "none"
+    kl: names.KL.literal() = "none"
     kl_coef: float = Field(0.0, ge=0)
-    kl_placement: Literal["loss", "reward"] = "loss"
+    kl_placement: names.KL_PLACEMENT.literal() = "loss"
     kl_clamp: Optional[float] = Field(None, gt=0)
     entropy_coef: float = Field(0.0, ge=0)
     # VAPO positive-example LM loss: + mu * NLL of the completions whose reward is 1.
@@ -231,7 +204,7 @@ class AlgoSection(Section):
     # term by the truncated ratio pi_old / mu (token_tis) or its sequence product (sequence_tis);
     # token_mis / sequence_mis drop (weight 0) the tokens / sequences whose ratio leaves
     # [mismatch_low, mismatch_cap] and keep the ratio of the others (IcePop's two-sided mask).
-    mismatch: Literal["none", "token_tis", "sequence_tis", "token_mis", "sequence_mis"] = "none"
+    mismatch: names.MISMATCH.literal() = "none"
     mismatch_cap: float = Field(2.0, gt=1)
     mismatch_low: float = Field(0.5, gt=0, lt=1)  # token_mis / sequence_mis only
     # DeepSeek-V3.2's off-policy sequence mask: a negative-advantage sequence whose mean
@@ -240,7 +213,7 @@ class AlgoSection(Section):
     # Entropy control by covariance (Cui et al. 2025): the cov_ratio share of the batch's tokens
     # with the largest (kl_cov) or a random in-band (clip_cov: cov_low < cov < cov_high) covariance
     # between log-prob and advantage gets a |KL| penalty / leaves the loss.
-    entropy_control: Literal["none", "clip_cov", "kl_cov"] = "none"
+    entropy_control: names.ENTROPY_CONTROL.literal() = "none"
     cov_ratio: float = Field(2e-4, gt=0, le=1)
     cov_low: float = 1.0  # clip_cov
     cov_high: float = 5.0  # clip_cov
@@ -293,15 +266,15 @@ class CriticSection(Section):
     """The value model of `algo.advantage = "gae"` (PPO, VAPO)."""
 
     lr: float = Field(1e-5, gt=0)
-    value_loss: Literal["clipped", "mse"] = "clipped"
+    value_loss: names.VALUE_LOSS.literal() = "clipped"
     value_clip: float = Field(0.2, gt=0)
     pretrain_steps: int = Field(0, ge=0)  # VAPO value pretraining: steps that train only the critic
 
 
 class OrchestrateSection(Section):
-    mode: Literal["sync", "async"] = "sync"
+    mode: names.ORCHESTRATE_MODE.literal() = "sync"
     max_staleness: int = Field(0, ge=0)  # async: policy versions a batch may lag the trainer
-    backend: Literal["local", "ray"] = "local"
+    backend: names.ORCHESTRATE_BACKEND.literal() = "local"
     ray_address: str = "auto"  # a running cluster (`ray start --head`)
     rollout_workers: int = Field(1, ge=1)  # ray: rollout actors
     # PipelineRL: new weights reach the engine between decode steps of a running generation;
@@ -325,7 +298,5 @@ class Config(Section):
 
     @model_validator(mode="after")
     def _coherent(self) -> "Config":
-        problems = list(incoherences(self))  # the cross-field rules: rlvr/config/coherence.py
-        if problems:
-            raise ValueError("; ".join(problems))
+        refuse(incoherences(self))  # every cross-field rule: rlvr/config/coherence.py
         return self

@@ -3,6 +3,6 @@
 from rlvr.engines.base import Engine, SamplingParams
 from rlvr.engines.hf import HFEngine
 
-ENGINES = {"hf": HFEngine}
+# The engine a config chooses: rlvr/orchestrate/engine_choice.py (ENGINE_BUILDERS).
 
-__all__ = ["ENGINES", "Engine", "HFEngine", "SamplingParams"]
+__all__ = ["Engine", "HFEngine", "SamplingParams"]

@@ -8,12 +8,13 @@ import torch
 from safetensors import SafetensorError, safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from rlvr import names
 from rlvr.errors import ModelLoadError
 from rlvr.models.finite import all_finite, first_nonfinite
 from rlvr.models.precision import use_fp32_head
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+DTYPES = names.DTYPE.bind({"float32": torch.float32, "bfloat16": torch.bfloat16}, table="DTYPES")
 
 
 def load_model(path: str | Path, dtype: str = "float32", fp32_head: bool = True) -> PreTrainedModel:

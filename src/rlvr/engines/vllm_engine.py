@@ -19,7 +19,8 @@ T) over the full vocabulary):
   - top_p < 1: larger by -log(mass kept by top-p) on each token. This is the true behaviour
     probability, so rlvr corrects it exactly with `algo.mismatch = "token_tis"` (or
     "sequence_tis"): the trainer recomputes pi_old over the full vocabulary and weights each
-    token by min(pi_old / mu, C). `check_vllm_settings` refuses top_p < 1 with mismatch "none".
+    token by min(pi_old / mu, C). The config refuses top_p < 1 with mismatch "none"
+    at load (config/coherence_run.py `vllm_incoherences`).
   - the first min_new_tokens tokens: renormalised without EOS (HFEngine reports EOS's mass).
   - temperature 0: log softmax(logits), untempered, as in HFEngine.
 (vLLM's default, "raw_logprobs", is log softmax(logits) before temperature: wrong for T != 1.)
@@ -60,20 +61,6 @@ def require_vllm():
         raise ConfigError("model.engine = 'vllm' needs a CUDA GPU, and torch sees none "
                           "(torch.cuda.is_available() is False); set model.engine = 'hf'")
     return vllm
-
-
-def check_vllm_settings(*, backend: str, top_p: float, mismatch: str, lora_rank: int) -> None:
-    """Settings the vLLM engine cannot honour, as a ConfigError (checked before vllm loads)."""
-    if backend != "local":
-        raise ConfigError(f"model.engine = 'vllm' runs in this process; orchestrate.backend = {backend!r} "
-                          "(Ray workers with vLLM) is not built")
-    if lora_rank > 0:
-        raise ConfigError("model.engine = 'vllm' with model.lora_rank > 0 is not built "
-                          "(the engine would need vLLM's LoRA adapters); use model.engine = 'hf'")
-    if top_p < 1 and mismatch == "none":
-        raise ConfigError(f"model.engine = 'vllm' with sampling.top_p = {top_p} reports log-probs of the "
-                          "truncated distribution, which differ from the trainer's: set algo.mismatch = "
-                          "'token_tis' (or 'sequence_tis') to correct for it")
 
 
 def draw_seeds(generator: torch.Generator, n_prompts: int, n: int) -> list[int]:

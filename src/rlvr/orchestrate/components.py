@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,19 +9,20 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr.algo import Objective
-from rlvr.algo.objective import check_coherence
 from rlvr.config import Config
 from rlvr.config.schema import RewardSection
 from rlvr.engines import Engine, HFEngine, SamplingParams
 from rlvr.engines.loading import TOKENIZER_FILES, load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
+from rlvr.tasks.registry import load_splits
 from rlvr.tasks.sampler import check_batch_fits
+from rlvr.names import SURROGATE_PARAM_KEYS, SURROGATE_PARAMS
+from rlvr.orchestrate.engine_choice import make_engine
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
-from rlvr.tasks import arithmetic_splits, load_jsonl
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.critic import CriticTrainer, ValueModel
 from rlvr.train.fsdp import FSDPTrainer
-from rlvr.train.lora import AdaptersOff, engine_copy, engine_model, load_adapters, wrap_lora
+from rlvr.train.lora import AdaptersOff, load_adapters, wrap_lora
 from rlvr.types import Sample
 
 
@@ -49,22 +49,8 @@ def resolve_path(path: str, base: Path) -> Path:
 
 
 def load_task(config: Config, base: Path) -> tuple[list[Sample], list[Sample]]:
-    t = config.task
-    if t.kind == "arithmetic":
-        return arithmetic_splits(seed=t.seed, test_size=t.test_size, low=t.low, high=t.high, ops=t.ops)
-    if t.kind == "reasoning_gym":
-        from rlvr.tasks.reasoning_gym import gym_splits  # imports reasoning-gym (~1 s) only when asked
-
-        return gym_splits(t.gym_tasks, size=t.gym_size, seed=t.seed, test_size=t.test_size,
-                          verifier=None if config.reward.function else config.reward.verifier)
-    if t.kind == "humaneval":
-        # HumanEval is an evaluation set (all 164 problems are its test split); training on it
-        # would leak the benchmark, and an empty train split cannot feed the sampler.
-        raise ConfigError("task.kind = 'humaneval' has no training split (HumanEval is an evaluation set); "
-                          "train on another task and score with `rlvr eval --task humaneval` (docs/tasks.md)")
-    train = load_jsonl(resolve_path(t.train_path, base))
-    test = load_jsonl(resolve_path(t.test_path, base)) if t.test_path else []
-    return train, test
+    """The task's (train, test), through the registry `rlvr eval` shares (tasks/registry.py)."""
+    return load_splits(config.task, lambda path: resolve_path(path, base))
 
 
 def check_prompt_lengths(samples: list[Sample], tokenizer, context: int | None, max_new: int) -> None:
@@ -78,51 +64,15 @@ def check_prompt_lengths(samples: list[Sample], tokenizer, context: int | None, 
 
 
 def objective_from(config: Config) -> Objective:
-    """The recipe's objective; an incoherent combination of axes is a ConfigError."""
+    """The recipe's objective. Its axes were checked together at load (config/coherence.py)."""
     a = config.algo
-    surrogate_args = {"eps_low": a.eps_low, "eps_high": a.eps_high}
-    if a.surrogate == "dual_clip":
-        surrogate_args["clip_c"] = a.clip_c
-    if a.surrogate == "sapo":  # a soft gate: no clip range
-        surrogate_args = {"tau_pos": a.sapo_tau_pos, "tau_neg": a.sapo_tau_neg}
-    if a.surrogate in ("reinforce", "dro"):  # no clip range either
-        surrogate_args = {} if a.surrogate == "reinforce" else {"beta": a.dro_beta}
-    try:
-        objective = Objective(ratio_level=a.ratio_level, surrogate=a.surrogate, surrogate_args=surrogate_args,
-                              aggregation=a.aggregation, aggregation_constant=a.aggregation_constant,
-                              kl=a.kl, kl_coef=a.kl_coef, kl_placement=a.kl_placement, kl_clamp=a.kl_clamp,
-                              entropy_coef=a.entropy_coef, positive_lm_coef=a.positive_lm_coef,
-                              off_policy_delta=a.off_policy_delta, entropy_control=a.entropy_control,
-                              kl_cov_coef=a.kl_cov_coef)
-        per_token = a.advantage == "reinforce_pp" and (a.kl_placement == "reward" and a.kl != "none" or a.gamma < 1)
-        check_coherence(objective, advantage_varies_per_token=per_token)
-    except ValueError as e:
-        raise ConfigError(f"[algo]: {e}") from None
-    return objective
-
-
-def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
-    """The in-process engine by default; vLLM with model.engine = 'vllm'; Ray rollout actors
-    with orchestrate.backend = 'ray'."""
-    o = config.orchestrate
-    if config.model.engine == "vllm":
-        from rlvr.engines.vllm_engine import VLLMSettings, build_vllm_engine, check_vllm_settings
-
-        check_vllm_settings(backend=o.backend, top_p=config.sampling.top_p, mismatch=config.algo.mismatch,
-                            lora_rank=config.model.lora_rank)
-        return build_vllm_engine(str(model_path), tokenizer, seed=config.run.seed,
-                                 context=getattr(model.config, "max_position_embeddings", None),
-                                 weight_keys=model.state_dict().keys(), settings=VLLMSettings(dtype=config.model.dtype))
-    if o.backend == "ray":
-        from rlvr.engines.ray_engine import RayEngine
-
-        m = config.model
-        prepare = functools.partial(engine_model, settings=m, base_path=str(model_path),
-                                    seed=config.run.seed) if m.lora_rank else None
-        return RayEngine(str(model_path), tokenizer, dtype=config.model.dtype, fp32_head=config.model.fp32_head,
-                         workers=o.rollout_workers, address=o.ray_address, seed=config.run.seed,
-                         prepare_model=prepare, chunk_timeout_s=config.run.stall_timeout_s)
-    return HFEngine(engine_copy(model), tokenizer, seed=config.run.seed)
+    surrogate_args = {p: getattr(a, SURROGATE_PARAM_KEYS[p]) for p in SURROGATE_PARAMS[a.surrogate]}
+    return Objective(ratio_level=a.ratio_level, surrogate=a.surrogate, surrogate_args=surrogate_args,
+                     aggregation=a.aggregation, aggregation_constant=a.aggregation_constant,
+                     kl=a.kl, kl_coef=a.kl_coef, kl_placement=a.kl_placement, kl_clamp=a.kl_clamp,
+                     entropy_coef=a.entropy_coef, positive_lm_coef=a.positive_lm_coef,
+                     off_policy_delta=a.off_policy_delta, entropy_control=a.entropy_control,
+                     kl_cov_coef=a.kl_cov_coef)
 
 
 def load_policy(config: Config, model_path: Path, weights_from: Path | None) -> PreTrainedModel:

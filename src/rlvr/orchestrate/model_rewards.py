@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from rlvr import names
 from rlvr.config.schema import JudgeSection, RewardSection, RubricCriterion
 from rlvr.errors import ConfigError
 from rlvr.rewards.judge import (
@@ -40,16 +41,13 @@ def build_judge(j: JudgeSection) -> GenRMJudge:
 
 
 def criterion(c: RubricCriterion, section: RewardSection, judge: Callable[[], GenRMJudge]):
-    from rlvr.orchestrate.scoring import VERIFIER_OPTIONS, import_function
-    from rlvr.rewards import VERIFIERS
+    from rlvr.orchestrate.scoring import import_function
     from rlvr.rewards.build import build_verifier
 
     if c.question is not None:
         return JudgeCriterion(judge(), c.question)
     if c.function is not None:
         return ProgramCriterion(import_function(c.function), c.name)
-    if c.verifier not in VERIFIERS or c.verifier not in VERIFIER_OPTIONS:
-        raise ConfigError(f"reward.rubric criterion {c.name!r}: verifier {c.verifier!r} is not available")
     return ProgramCriterion(build_verifier(c.verifier, section), c.name)  # the section's template too
 
 
@@ -76,9 +74,9 @@ def build_probability(section: RewardSection, policy=None) -> ProbabilityReward:
     return ProbabilityReward(model, tokenizer)
 
 
-MODEL_REWARDS: dict[str, Callable[[RewardSection, object], object]] = {
+MODEL_REWARDS: dict[str, Callable[[RewardSection, object], object]] = names.MODEL_VERIFIER.bind({
     "judge": lambda s, policy=None: JudgeReward(build_judge(s.judge)),
     "rubric": build_rubric,
     "rules": lambda s, policy=None: RulesReward(build_judge(s.judge), s.rules),
     "probability": build_probability,
-}
+}, table="MODEL_REWARDS")

@@ -18,9 +18,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from rlvr import names
 from rlvr.rewards.code_tests import CodeTests
 
-KINDS = ("code", "math", "exact", "format", "instructions")
+KINDS = names.PROGRAM_VERIFIER.names  # the built-in verifiers an attack can target
 TEXT_KINDS = tuple(kind for kind in KINDS if kind != "code")
 
 

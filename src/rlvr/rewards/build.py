@@ -13,13 +13,14 @@ from typing import Callable, Mapping
 
 from pydantic import ValidationError
 
+from rlvr import names
 from rlvr.config.schema import RewardSection
 from rlvr.errors import ConfigError
 from rlvr.rewards import VERIFIERS
 from rlvr.rewards.sandbox.types import Limits
 from rlvr.rewards.templates import TemplateVerifier
 
-VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
+VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = names.PROGRAM_VERIFIER.bind({
     "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.math_timeout_s},
     "format": lambda r: {"template": r.template, "strict": r.format_strict},
     "code": lambda r: {"limits": Limits(wall_s=r.code_timeout_s, test_wall_s=r.code_test_timeout_s),
@@ -27,8 +28,8 @@ VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = {
     "instructions": lambda r: {"strict": r.instructions_strict},
     # with a template the committed answer is the whole of what exact compares
     "exact": lambda r: {"case_sensitive": r.exact_case_sensitive, "whole_response": r.template != "none"},
-}
-TEMPLATED = ("math", "exact")  # correctness verifiers that read only the committed answer
+}, table="VERIFIER_OPTIONS")
+TEMPLATED = names.ANSWER_TEMPLATED_VERIFIER.names  # correctness verifiers that read only the committed answer
 
 
 def build_verifier(name: str, section: RewardSection):

@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rlvr import names
 from rlvr.rewards.verdict import Verdict
 
-TEMPLATES = ("boxed", "think_answer")
 PLACEHOLDERS = frozenset(
     {
         "...",
@@ -159,6 +159,11 @@ def check_think_answer(text: str, strict: bool) -> Verdict:
     return problem or Verdict(1.0, f"format ok (think_answer, {'strict' if strict else 'loose'})")
 
 
+FORMAT_CHECKS = names.TEMPLATE.bind({"boxed": check_boxed, "think_answer": check_think_answer},
+                                    without=("none",), table="FORMAT_CHECKS")
+TEMPLATES = tuple(FORMAT_CHECKS)  # the templates a response can follow ("none" is no template)
+
+
 @dataclass(frozen=True)
 class FormatVerifier:
     """Score 1 if the response follows `template` (see the module docstring), else 0.
@@ -185,5 +190,4 @@ class FormatVerifier:
         """Check `response` against the template; `gold` is not used."""
         if len(response) > self.max_chars:
             return _fail(f"response too long ({len(response)} chars)", "too_long")
-        check = check_boxed if self.template == "boxed" else check_think_answer
-        return check(response, self.strict)
+        return FORMAT_CHECKS[self.template](response, self.strict)

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
+from rlvr import names
 from rlvr.rewards.calling import call_verifier
 from rlvr.rewards.format_verifier import TEMPLATES, find_boxes
 from rlvr.rewards.verdict import Verdict
@@ -34,10 +35,8 @@ _TAG = re.compile(r"</?(?:think|answer)>")
 
 def commit(text: str, template: str) -> tuple[str | None, str]:
     """(the committed answer, stripped, and "") or (None, why nothing is committed)."""
-    if template == "think_answer":
-        return _think_answer(text)
-    if template == "boxed":
-        return _last_box(text)
+    if template in COMMITS:
+        return COMMITS[template](text)
     raise ValueError(f"unknown answer template {template!r}; expected one of {TEMPLATES}")
 
 
@@ -81,6 +80,10 @@ def _answer_count_problem(openings: int, closings: int) -> str:
     if openings > 1 or closings > 1:
         return f"{max(openings, closings)} <answer> blocks (one answer only)"
     return "unclosed <answer>"
+
+
+COMMITS = names.TEMPLATE.bind({"think_answer": _think_answer, "boxed": _last_box}, without=("none",),
+                              table="COMMITS")
 
 
 @dataclass(frozen=True)

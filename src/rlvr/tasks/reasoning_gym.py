@@ -12,7 +12,8 @@ fewer items than asked. How many were dropped is logged as a warning, never sile
 rlvr scores these items with its own verifiers, not reasoning-gym's `score_answer` (which pays
 partial credit when the gold is a substring of the reply, so a reply stuffed with candidates
 collects reward): `reward.verifier = "exact"` for any generator, or `"math"` for the numeric
-ones in `NUMERIC_GENERATORS`. Generators with no single gold answer are refused.
+ones in rlvr/names.py `NUMERIC_GYM_GENERATORS` (refused at load otherwise). Generators with no
+single gold answer are refused.
 """
 
 from __future__ import annotations
@@ -26,16 +27,6 @@ from rlvr.types import Sample
 log = logging.getLogger(__name__)
 
 TEST_SEED_OFFSET = 1_000_003
-# Generators whose gold answers are plain numbers (every answer of 20 items at seed 3 parsed
-# as a number, reasoning-gym 0.1.25): the math verifier may score them. Every other generator
-# needs the exact verifier.
-NUMERIC_GENERATORS = frozenset({
-    "aiw", "basic_arithmetic", "binary_alternation", "chain_sum", "circuit_logic", "coin_flip",
-    "count_bits", "count_primes", "decimal_arithmetic", "decimal_chain_sum", "dice", "gcd",
-    "gsm_symbolic", "largest_island", "lcm", "leg_counting", "letter_counting", "maze",
-    "number_format", "number_sequence", "power_function", "products", "rectangle_count",
-    "rotten_oranges", "self_reference", "simple_equations", "simple_geometry",
-})
 # "composite" mixes other generators and needs its own configuration.
 UNSUPPORTED = frozenset({"composite"})
 
@@ -56,11 +47,9 @@ def generator_names() -> list[str]:
     return sorted(set(_gym()[1]) - UNSUPPORTED)
 
 
-def check_names(names: list[str], verifier: str | None = None) -> None:
-    """ConfigError for an unknown generator (with a did-you-mean and the valid names), or for a
-    non-numeric generator scored by the math verifier."""
-    if not names:
-        raise ConfigError("task.gym_tasks is empty: name at least one reasoning-gym generator")
+def check_names(names: list[str]) -> None:
+    """ConfigError for an unknown generator, with a did-you-mean and the valid names (it needs
+    the package; the rules on the names alone run at load: config/coherence.py)."""
     valid = generator_names()
     for name in names:
         if name not in valid:
@@ -68,11 +57,6 @@ def check_names(names: list[str], verifier: str | None = None) -> None:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"task.gym_tasks: unknown reasoning-gym generator {name!r}{hint}; "
                               f"valid: {', '.join(valid)}")
-    if verifier == "math":
-        wrong = [name for name in names if name not in NUMERIC_GENERATORS]
-        if wrong:
-            raise ConfigError(f"reward.verifier = 'math' cannot score the non-numeric generator(s) "
-                              f"{wrong}; use reward.verifier = 'exact'")
 
 
 def generate(name: str, size: int, seed: int, split: str) -> list[Sample]:
@@ -94,11 +78,10 @@ def generate(name: str, size: int, seed: int, split: str) -> list[Sample]:
     return samples
 
 
-def gym_splits(names: list[str], *, size: int, seed: int, test_size: int,
-               verifier: str | None = None) -> tuple[list[Sample], list[Sample]]:
+def gym_splits(names: list[str], *, size: int, seed: int, test_size: int) -> tuple[list[Sample], list[Sample]]:
     """(train, test) over the generators in `names`: per generator `size` train and `test_size`
     test items before deduplication; disjoint by question text (see the module docstring)."""
-    check_names(names, verifier)
+    check_names(names)
     train, test = [], []
     for name in names:
         train_items = generate(name, size, seed, "train")

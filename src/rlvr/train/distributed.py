@@ -33,33 +33,18 @@ class Ranks:
         return self.rank == 0
 
 
-def fsdp_problems(config: Config) -> list[str]:
-    """What this first FSDP version does not handle, one sentence each."""
-    o = config.orchestrate
-    problems = []
-    if o.mode != "sync":
-        problems.append("train.fsdp needs orchestrate.mode = 'sync': the async producer's timing differs "
-                        "between ranks, so their batches would differ")
-    if o.backend != "local":
-        problems.append("train.fsdp needs orchestrate.backend = 'local' (each rank generates in-process)")
-    if config.algo.advantage == "gae":
-        problems.append("train.fsdp does not shard the critic yet (algo.advantage = 'gae')")
-    return problems
-
-
 def join_process_group(config: Config) -> Ranks | None:
     """The ranks of a `train.fsdp` run, the group joined; None without `train.fsdp`.
 
     Raises ConfigError when `train.fsdp` is set but the process was not started by torchrun
-    with two or more processes, or when the rest of the config cannot run sharded."""
+    with two or more processes. (What the rest of the config must be for a sharded run is
+    checked at load: config/coherence_run.py `fsdp_incoherences`.)"""
     if not config.train.fsdp:
         return None
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if world_size < 2:
         raise ConfigError(f"train.fsdp = true needs 2 or more processes (WORLD_SIZE is {world_size}); "
                           f"launch with `{LAUNCH}`")
-    if problems := fsdp_problems(config):
-        raise ConfigError("; ".join(problems))
     backend = "gloo"
     if torch.cuda.is_available():
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))

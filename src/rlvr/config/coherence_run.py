@@ -1,0 +1,165 @@
+"""The cross-field rules of [algo] (the objective's axes and the advantage) and of the run's
+machinery ([sampling], [orchestrate], [model] engine and LoRA, [train] FSDP). Part of
+config/coherence.py, which runs them at load; split off only for length."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from rlvr import names
+
+if TYPE_CHECKING:
+    from rlvr.config.schema import AlgoSection, Config
+
+SEQUENCE_RATIOS = ("sequence", "sequence_sum")  # one log-ratio a row, its gradient spread over the row
+
+
+def algo_incoherences(c: Config) -> Iterator[str]:
+    yield from kl_incoherences(c)
+    yield from surrogate_incoherences(c.algo)
+    yield from per_token_incoherences(c.algo)
+    yield from advantage_incoherences(c)
+    a = c.algo
+    if a.aggregation == "seq_mean_token_sum_norm" and a.aggregation_constant is None:
+        yield ("algo.aggregation = 'seq_mean_token_sum_norm' needs algo.aggregation_constant: Dr. GRPO's C, "
+               "the generation budget (e.g. sampling.max_new_tokens)")
+    if a.aggregation != "seq_mean_token_sum_norm" and a.aggregation_constant is not None:
+        yield f"algo.aggregation_constant is only used by 'seq_mean_token_sum_norm', not {a.aggregation!r}"
+    if a.cov_low >= a.cov_high:
+        yield f"algo.cov_low ({a.cov_low}) must be below algo.cov_high ({a.cov_high})"
+
+
+def kl_incoherences(c: Config) -> Iterator[str]:
+    a = c.algo
+    if c.model.teacher_path and a.kl == "none":
+        yield "model.teacher_path is the KL target: set algo.kl (k2 in the loss for reverse-KL distillation) and algo.kl_coef"
+    if a.kl == "none" and a.kl_coef > 0:
+        yield "algo.kl_coef > 0 needs algo.kl set to an estimator (k1, k2 or k3)"
+    if a.kl != "none" and a.kl_coef == 0:
+        yield f"algo.kl = {a.kl!r} has no effect with algo.kl_coef = 0"
+    if a.kl == "none" and a.kl_clamp is not None:
+        yield "algo.kl_clamp bounds the KL term: it needs algo.kl set"
+
+
+def optional_surrogate_keys(a: AlgoSection) -> dict[str, tuple[str, ...]]:
+    """[algo] key -> the surrogates that read it, for the keys that default to None (unset
+    unless a recipe sets them): the registry's declared parameters (rlvr/names.py)."""
+    takers: dict[str, tuple[str, ...]] = {}
+    for surrogate, params in names.SURROGATE_PARAMS.items():
+        for p in params:
+            key = names.SURROGATE_PARAM_KEYS[p]
+            if type(a).model_fields[key].default is None:
+                takers[key] = (*takers.get(key, ()), surrogate)
+    return takers
+
+
+def surrogate_incoherences(a: AlgoSection) -> Iterator[str]:
+    for key, takers in optional_surrogate_keys(a).items():
+        if (getattr(a, key) is not None) != (a.surrogate in takers):
+            why = ""
+            if a.surrogate == "cispo" and key == "clip_c":
+                why = (": CISPO never cuts a gradient, its clipped weight already bounds every token's update; "
+                       "use algo.surrogate = 'dual_clip' for a PPO surrogate with a bound on negative advantages")
+            yield f"algo.{key} is set exactly when algo.surrogate = {' or '.join(map(repr, takers))}{why}"
+    if a.surrogate in ("ppo_clip", "dual_clip") and a.eps_low >= 1:
+        yield (f"algo.surrogate = {a.surrogate!r} with algo.eps_low = {a.eps_low} >= 1 never clips low; "
+               "only 'cispo' takes an unbounded lower side")
+    if a.surrogate == "dual_clip" and a.clip_c is not None and a.clip_c <= 1:
+        yield (f"algo.surrogate = 'dual_clip' needs algo.clip_c > 1 (arXiv:1912.09729), got {a.clip_c}: with "
+               "c <= 1 the bound is active on-policy and cuts every negative-advantage gradient")
+    if a.surrogate == "gmpo" and a.ratio_level != "token":
+        yield (f"algo.surrogate = 'gmpo' takes token log-ratios (it forms the geometric mean itself), "
+               f"not algo.ratio_level = {a.ratio_level!r}")
+    if a.surrogate == "cispo" and a.ratio_level in SEQUENCE_RATIOS:
+        yield (f"algo.surrogate = 'cispo' with algo.ratio_level = {a.ratio_level!r}: CISPO weights each token's own "
+               "log-prob gradient, but the sequence log-ratio spreads 1/|y| of it over the row; use "
+               "algo.ratio_level = 'sequence_token' for a sequence-level weight with CISPO")
+
+
+def advantage_varies_per_token(a: AlgoSection) -> bool:
+    """GAE, and REINFORCE++ with a discount or a KL in the reward, give advantages that vary
+    along a completion; the group advantage (even with a KL in the reward, summed per row)
+    and undiscounted REINFORCE++ give one value a row."""
+    if a.advantage == "gae":
+        return True
+    return a.advantage == "reinforce_pp" and (a.gamma < 1 or (a.kl_placement == "reward" and a.kl != "none"))
+
+
+def per_token_incoherences(a: AlgoSection) -> Iterator[str]:
+    if not advantage_varies_per_token(a):
+        return
+    cause = f"algo.advantage = {a.advantage!r}" + (" (a discount or a KL in the reward)" if a.advantage != "gae" else "")
+    if a.surrogate == "gmpo":
+        yield (f"algo.surrogate = 'gmpo' with per-token advantages ({cause}): GMPO's objective is one per "
+               "sequence, -A_i times the geometric-mean ratio, so A must be constant along the row")
+    if a.ratio_level in SEQUENCE_RATIOS:
+        yield (f"algo.ratio_level = {a.ratio_level!r} with per-token advantages ({cause}): the sequence ratio "
+               "averages every token's gradient over the row and loses the per-token credit; use "
+               "algo.ratio_level = 'sequence_token' (GSPO-token, arXiv:2507.18071)")
+
+
+def advantage_incoherences(c: Config) -> Iterator[str]:
+    a = c.algo
+    if a.baseline in ("group_mean", "rloo") and c.sampling.group_size == 1:
+        yield f"algo.baseline = {a.baseline!r} needs sampling.group_size >= 2 (a group of one has zero advantage)"
+    if a.advantage == "reinforce_pp" and a.scale != "none":
+        yield "algo.advantage = 'reinforce_pp' whitens over the batch itself: set algo.scale = 'none'"
+    if a.advantage == "reinforce_pp" and a.baseline == "rloo":
+        yield "algo.advantage = 'reinforce_pp' takes algo.baseline 'none' or 'group_mean' (REINFORCE++-baseline)"
+    if a.advantage == "gae" and (a.baseline != "none" or a.scale != "none"):
+        yield "algo.advantage = 'gae' takes its baseline from the critic: set algo.baseline and algo.scale to 'none'"
+    if a.advantage != "gae" and (a.lam_critic is not None or a.lam_alpha is not None):
+        yield "algo.lam_critic / algo.lam_alpha are only read when algo.advantage = 'gae'"
+
+
+def run_incoherences(c: Config) -> Iterator[str]:
+    s, o = c.sampling, c.orchestrate
+    if s.overlong_cache is not None and s.overlong_cache > s.max_new_tokens:
+        yield "sampling.overlong_cache is above sampling.max_new_tokens (the budget L_max)"
+    if s.min_new_tokens > s.max_new_tokens:
+        yield "sampling.min_new_tokens is above sampling.max_new_tokens"
+    if o.mode == "sync" and o.max_staleness > 0:
+        yield "orchestrate.max_staleness > 0 needs orchestrate.mode = 'async'"
+    if o.backend == "local" and o.rollout_workers > 1:
+        yield "orchestrate.rollout_workers > 1 needs orchestrate.backend = 'ray'"
+    if o.inflight_updates and o.mode != "async":
+        yield "orchestrate.inflight_updates needs orchestrate.mode = 'async'"
+    if o.inflight_updates and o.backend != "local":
+        yield "orchestrate.inflight_updates is built for the in-process engine only (orchestrate.backend = 'local')"
+    if o.inflight_updates and c.model.engine != "hf":
+        yield (f"orchestrate.inflight_updates needs model.engine = 'hf' (the {c.model.engine!r} engine cannot "
+               "take weights mid-generation)")
+    yield from vllm_incoherences(c)
+    yield from fsdp_incoherences(c)
+
+
+def vllm_incoherences(c: Config) -> Iterator[str]:
+    """What the vLLM engine cannot honour."""
+    if c.model.engine != "vllm":
+        return
+    if c.orchestrate.backend != "local":
+        yield (f"model.engine = 'vllm' runs in this process; orchestrate.backend = {c.orchestrate.backend!r} "
+               "(Ray workers with vLLM) is not built")
+    if c.model.lora_rank > 0:
+        yield ("model.engine = 'vllm' with model.lora_rank > 0 is not built (the engine would need vLLM's "
+               "LoRA adapters); use model.engine = 'hf'")
+    if c.sampling.top_p < 1 and c.algo.mismatch == "none":
+        yield (f"model.engine = 'vllm' with sampling.top_p = {c.sampling.top_p} reports log-probs of the "
+               "truncated distribution, which differ from the trainer's: set algo.mismatch = 'token_tis' "
+               "(or 'sequence_tis') to correct for it")
+
+
+def fsdp_incoherences(c: Config) -> Iterator[str]:
+    """What this first FSDP version does not handle (the launch itself is checked when the
+    process group is joined: train/distributed.py)."""
+    if not c.train.fsdp:
+        return
+    if c.orchestrate.mode != "sync":
+        yield ("train.fsdp needs orchestrate.mode = 'sync': the async producer's timing differs between "
+               "ranks, so their batches would differ")
+    if c.orchestrate.backend != "local":
+        yield "train.fsdp needs orchestrate.backend = 'local' (each rank generates in-process)"
+    if c.algo.advantage == "gae":
+        yield "train.fsdp does not shard the critic yet (algo.advantage = 'gae')"
+    if c.model.lora_rank:
+        yield "model.lora_rank > 0 with train.fsdp is not supported yet"

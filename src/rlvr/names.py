@@ -1,0 +1,166 @@
+"""Every axis's names, once, with what each means (`rlvr recipes show NAME --explain` prints it).
+
+The config's `Literal` fields come from these (config/schema.py), and each dict keyed by an
+axis's names is built with `REGISTRY.bind({...})` beside its functions, so that a name without
+its entry, or an entry without its name, fails at import. tests/test_registries.py loops over
+`ALL`. Torch-free: the config reads this module at load.
+
+To add a choice: its line here, its entry in the bound dict (the error names the table).
+"""
+
+from __future__ import annotations
+
+from rlvr.registry import Registry
+
+# --- algo -----------------------------------------------------------------------------------
+ADVANTAGE = Registry("algo.advantage", {
+    "group": "one advantage a completion: the reward minus algo.baseline, divided by algo.scale (GRPO, RLOO, Dr. GRPO)",
+    "reinforce_pp": "REINFORCE++ (arXiv:2501.03262): discounted token returns whitened over the batch",
+    "gae": "GAE with a learned critic (PPO; VAPO with decoupled / length-adaptive lambda)",
+})
+BASELINE = Registry("algo.baseline", {
+    "group_mean": "subtract the mean reward of the completion's group (GRPO)",
+    "rloo": "subtract the mean of the other completions of the group (RLOO, arXiv:2402.14740)",
+    "none": "no baseline: the reward as it is",
+})
+SCALE = Registry("algo.scale", {
+    "group_std": "divide by the std of the group's rewards plus algo.adv_eps (GRPO)",
+    "batch_std": "divide by the batch std of the group-centred advantages (ScaleRL)",
+    "batch_std_raw": "divide by the batch std of the raw rewards (TRL's scale_rewards = 'batch')",
+    "none": "no scaling (Dr. GRPO, arXiv:2503.20783)",
+})
+RATIO_LEVEL = Registry("algo.ratio_level", {
+    "token": "one ratio pi / pi_old per token (PPO, GRPO)",
+    "sequence": "the length-normalised sequence ratio on every token (GSPO, arXiv:2507.18071)",
+    "sequence_token": "GSPO-token: the sequence ratio's value with each token's own gradient",
+    "sequence_sum": "the summed (unnormalised) sequence log-ratio, as TRL's RLOO",
+})
+SURROGATE = Registry("algo.surrogate", {
+    "ppo_clip": "PPO's clipped ratio, decoupled algo.eps_low / algo.eps_high (DAPO's clip-higher)",
+    "dual_clip": "PPO clip plus the bound algo.clip_c on negative-advantage losses (arXiv:1912.09729)",
+    "cispo": "the clipped, stop-gradient IS weight times log pi; no token loses its gradient (arXiv:2506.13585)",
+    "sapo": "a soft sigmoid gate on the ratio, temperatures algo.sapo_tau_pos / _neg (arXiv:2511.20347)",
+    "gmpo": "one objective a sequence from the geometric mean of clipped token ratios (arXiv:2507.20673)",
+    "reinforce": "-A log r: the vanilla policy gradient, no trust region (GPG)",
+    "dro": "a quadratic trust region (algo.dro_beta / 2) (log r)^2 instead of a clip (verl's dro)",
+})
+# Each surrogate's keyword parameters (the functions' keyword-only arguments; a test ties the
+# two), and the [algo] key each one is read from.
+SURROGATE_PARAMS: dict[str, tuple[str, ...]] = SURROGATE.bind({
+    "ppo_clip": ("eps_low", "eps_high"),
+    "dual_clip": ("eps_low", "eps_high", "clip_c"),
+    "cispo": ("eps_low", "eps_high"),
+    "sapo": ("tau_pos", "tau_neg"),
+    "gmpo": ("eps_low", "eps_high"),
+    "reinforce": (),
+    "dro": ("beta",),
+}, table="SURROGATE_PARAMS")
+SURROGATE_PARAM_KEYS = {"eps_low": "eps_low", "eps_high": "eps_high", "clip_c": "clip_c",
+                        "tau_pos": "sapo_tau_pos", "tau_neg": "sapo_tau_neg", "beta": "dro_beta"}
+AGGREGATION = Registry("algo.aggregation", {
+    "token_mean": "every token of the batch weighs the same (DAPO)",
+    "seq_mean_token_mean": "mean over each sequence's tokens, then over sequences (GRPO)",
+    "seq_mean_token_sum_norm": "each sequence's token sum over algo.aggregation_constant, then mean (Dr. GRPO)",
+    "prompt_mean": "token mean within each prompt's group, then mean over prompts (ScaleRL)",
+    "token_sum": "every token weighs 1, no normalisation (verl's token-sum; scales with the batch)",
+})
+KL = Registry("algo.kl", {
+    "none": "no KL term against the reference (or teacher)",
+    "k1": "log(pi / pi_ref): unbiased, high variance",
+    "k2": "(log(pi / pi_ref))^2 / 2: its gradient is the reverse KL's (on-policy distillation)",
+    "k3": "(r - 1) - log r with r = pi_ref / pi: unbiased, non-negative (GRPO)",
+})
+KL_PLACEMENT = Registry("algo.kl_placement", {
+    "loss": "the KL term is added to each token's loss",
+    "reward": "the KL penalty is subtracted from the rewards before the advantages",
+})
+MISMATCH = Registry("algo.mismatch", {
+    "none": "trust the engine's log-probs as pi_old",
+    "token_tis": "recompute pi_old; weight each token by min(pi_old / mu, algo.mismatch_cap)",
+    "sequence_tis": "recompute pi_old; weight each sequence by its truncated ratio product",
+    "token_mis": "recompute pi_old; drop tokens whose ratio leaves [mismatch_low, mismatch_cap] (IcePop)",
+    "sequence_mis": "recompute pi_old; drop sequences whose ratio leaves [mismatch_low, mismatch_cap]",
+})
+ENTROPY_CONTROL = Registry("algo.entropy_control", {
+    "none": "no covariance-based entropy control",
+    "clip_cov": "a random share of in-band high-covariance tokens leaves the loss (arXiv:2505.22617)",
+    "kl_cov": "the highest-covariance tokens get a |log pi - log pi_old| penalty (arXiv:2505.22617)",
+})
+VALUE_LOSS = Registry("critic.value_loss", {
+    "clipped": "PPO's clipped value loss (critic.value_clip)",
+    "mse": "plain squared error against the GAE targets",
+})
+
+# --- sampling -------------------------------------------------------------------------------
+ZERO_VARIANCE = Registry("sampling.zero_variance", {
+    "keep": "train on every group, even when all its rewards are equal",
+    "drop": "leave out the groups whose rewards are all equal (DAPO dynamic sampling)",
+    "refill": "replace them by newly generated groups, up to sampling.max_refill_rounds",
+})
+CURRICULUM = Registry("sampling.curriculum", {
+    "none": "every prompt stays in the pool",
+    "no_positive_resampling": "retire a prompt once its pass rate reaches sampling.retire_at (ScaleRL)",
+})
+
+# --- rewards --------------------------------------------------------------------------------
+VERIFIER = Registry("reward.verifier", {
+    "math": "the final answer compared with the gold as mathematics (math-verify, then rlvr's rules)",
+    "code": "the answer's program run against the gold tests in the sandbox",
+    "format": "1 when the response follows reward.template, else 0",
+    "instructions": "checkable instructions (word counts, bullets, ...) given as the gold",
+    "exact": "the answer equals the gold string after light normalisation",
+    "judge": "a generative judge (reward.judge) says whether the answer is right",
+    "rubric": "a weighted sum of named criteria ([[reward.rubric]])",
+    "rules": "the judge grades the response against each of reward.rules",
+    "probability": "the policy's own probability of the gold answer (RLPR)",
+})
+PROGRAM_VERIFIER = VERIFIER.subset("reward.rubric.verifier", ("math", "code", "format", "instructions", "exact"))
+MODEL_VERIFIER = VERIFIER.subset("reward.verifier (model-based)", ("judge", "rubric", "rules", "probability"))
+TEMPLATED_VERIFIER = VERIFIER.subset("reward.verifier (with a template)", ("math", "exact", "format", "rubric"))
+ANSWER_TEMPLATED_VERIFIER = VERIFIER.subset("reward.verifier (reads the committed answer)", ("math", "exact"))
+TEMPLATE = Registry("reward.template", {
+    "none": "no answer template: each verifier's own extraction (reward.extract)",
+    "think_answer": "reasoning in <think>...</think>, then the answer in <answer>...</answer>",
+    "boxed": "the answer in the last \\boxed{...}",
+})
+
+# --- task, model, orchestration -------------------------------------------------------------
+TASK_KIND = Registry("task.kind", {
+    "arithmetic": "procedural a op b problems over task.low .. task.high",
+    "jsonl": "prompts and gold answers from task.train_path (and task.test_path)",
+    "humaneval": "HumanEval's 164 problems: an evaluation set only (rlvr eval --task humaneval)",
+    "reasoning_gym": "reasoning-gym's seeded generators (task.gym_tasks)",
+})
+# reasoning-gym generators whose gold answers are plain numbers (every answer of 20 items at
+# seed 3 parsed as a number, reasoning-gym 0.1.25): the math verifier may score them; every
+# other generator needs the exact verifier.
+NUMERIC_GYM_GENERATORS = frozenset({
+    "aiw", "basic_arithmetic", "binary_alternation", "chain_sum", "circuit_logic", "coin_flip",
+    "count_bits", "count_primes", "decimal_arithmetic", "decimal_chain_sum", "dice", "gcd",
+    "gsm_symbolic", "largest_island", "lcm", "leg_counting", "letter_counting", "maze",
+    "number_format", "number_sequence", "power_function", "products", "rectangle_count",
+    "rotten_oranges", "self_reference", "simple_equations", "simple_geometry",
+})
+ENGINE = Registry("model.engine", {
+    "hf": "in-process transformers generation (any backend)",
+    "vllm": "vLLM on a GPU in this process (extra `vllm`)",
+})
+DTYPE = Registry("model.dtype", {
+    "float32": "full precision weights",
+    "bfloat16": "bfloat16 weights (the LM head stays float32 with model.fp32_head)",
+})
+ORCHESTRATE_MODE = Registry("orchestrate.mode", {
+    "sync": "generate, then train, one phase after the other (on-policy)",
+    "async": "rollouts produced ahead by up to orchestrate.max_staleness policy versions",
+})
+ORCHESTRATE_BACKEND = Registry("orchestrate.backend", {
+    "local": "generation in this process",
+    "ray": "generation on orchestrate.rollout_workers Ray actors",
+})
+
+ALL: tuple[Registry, ...] = (
+    ADVANTAGE, BASELINE, SCALE, RATIO_LEVEL, SURROGATE, AGGREGATION, KL, KL_PLACEMENT, MISMATCH,
+    ENTROPY_CONTROL, VALUE_LOSS, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
+    MODEL_VERIFIER, TEMPLATED_VERIFIER, ANSWER_TEMPLATED_VERIFIER, TEMPLATE, TASK_KIND, ENGINE,
+    DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND,
+)

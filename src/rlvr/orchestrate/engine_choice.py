@@ -1,0 +1,58 @@
+"""Which rollout engine a run gets: `model.engine` (rlvr/names.py ENGINE) picks a builder, and
+the in-process engine's builder picks by `orchestrate.backend` (local, or Ray actors).
+
+The combinations no builder honours (vLLM on Ray, vLLM with LoRA, vLLM's truncated top-p
+log-probs without a mismatch correction) are refused at load by config/coherence.py, so each
+builder here only builds.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Callable
+
+from transformers import PreTrainedModel
+
+from rlvr import names
+from rlvr.config import Config
+from rlvr.engines import Engine, HFEngine
+from rlvr.train.lora import engine_copy, engine_model
+
+Builder = Callable[[Config, PreTrainedModel, object, Path], Engine]
+
+
+def _vllm(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
+    from rlvr.engines.vllm_engine import VLLMSettings, build_vllm_engine
+
+    return build_vllm_engine(str(model_path), tokenizer, seed=config.run.seed,
+                             context=getattr(model.config, "max_position_embeddings", None),
+                             weight_keys=model.state_dict().keys(), settings=VLLMSettings(dtype=config.model.dtype))
+
+
+def _hf_local(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
+    return HFEngine(engine_copy(model), tokenizer, seed=config.run.seed)
+
+
+def _hf_ray(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
+    from rlvr.engines.ray_engine import RayEngine
+
+    m, o = config.model, config.orchestrate
+    prepare = functools.partial(engine_model, settings=m, base_path=str(model_path),
+                                seed=config.run.seed) if m.lora_rank else None
+    return RayEngine(str(model_path), tokenizer, dtype=m.dtype, fp32_head=m.fp32_head,
+                     workers=o.rollout_workers, address=o.ray_address, seed=config.run.seed,
+                     prepare_model=prepare, chunk_timeout_s=config.run.stall_timeout_s)
+
+
+HF_BACKENDS: dict[str, Builder] = names.ORCHESTRATE_BACKEND.bind({"local": _hf_local, "ray": _hf_ray},
+                                                                 table="HF_BACKENDS")
+ENGINE_BUILDERS: dict[str, Builder] = names.ENGINE.bind({
+    "hf": lambda config, *rest: HF_BACKENDS[config.orchestrate.backend](config, *rest),
+    "vllm": _vllm,
+}, table="ENGINE_BUILDERS")
+
+
+def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
+    """The engine `model.engine` and `orchestrate.backend` choose, with its own copy of the weights."""
+    return ENGINE_BUILDERS[config.model.engine](config, model, tokenizer, model_path)

@@ -1,0 +1,28 @@
+"""`rlvr recipes show`: the registry's help for each chosen name, and a refused incoherent recipe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlvr.cli.main import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_show_explain_prints_what_each_chosen_name_means(capsys):
+    assert main(["recipes", "show", "cispo", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert 'surrogate = "cispo"' in out  # the resolved settings come first, unchanged
+    assert "#   algo.surrogate = 'cispo': the clipped, stop-gradient IS weight" in out
+    assert "#   algo.aggregation = 'token_mean': every token of the batch weighs the same" in out
+    assert main(["recipes", "show", "cispo"]) == 0
+    assert "what each choice means" not in capsys.readouterr().out
+
+
+def test_show_refuses_an_incoherent_recipe_naming_the_keys(tmp_path, capsys):
+    recipe = tmp_path / "cispo_sequence.toml"
+    recipe.write_text((REPO / "recipes" / "cispo.toml").read_text().replace('ratio_level = "token"',
+                                                                            'ratio_level = "sequence"'))
+    assert main(["recipes", "show", str(recipe)]) != 0
+    err = capsys.readouterr().err
+    assert str(recipe) in err and "algo.surrogate = 'cispo' with algo.ratio_level = 'sequence'" in err
