@@ -38,8 +38,9 @@ def start_accuracy() -> float:
     from rlvr.config import load_config
     from rlvr.evaluate import greedy_accuracy
     from rlvr.orchestrate.components import build
+    from rlvr.orchestrate.plan import plan_run
 
-    parts = build(load_config(REPO / "recipes" / "demo.toml"), REPO)
+    parts = build(plan_run(load_config(REPO / "recipes" / "demo.toml")), REPO)
     return greedy_accuracy(parts.engine, parts.test_set[:200], parts.reward_fn, max_new_tokens=8)
 
 

@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "types": set(),
     "errors": set(),
     "registry": {"types", "errors"},
-    "names": {"types", "errors"},
+    "names": {"types", "errors", "registry"},  # the one table of names per axis
     "heartbeat": {"errors"},  # the watchdog's beat: engines and loops call it
     "algo": {"types", "errors", "registry", "names"},  # torch and types only: pure tensor functions
     "models": GROUND,

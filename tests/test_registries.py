@@ -32,6 +32,8 @@ def bound_tables():
     from rlvr.rewards.build import VERIFIER_OPTIONS
     from rlvr.rewards.format_verifier import FORMAT_CHECKS
     from rlvr.rewards.templates import COMMITS
+    from rlvr.orchestrate.batch_steps import ADVANTAGES
+    from rlvr.orchestrate.producers import PRODUCERS
     from rlvr.tasks.registry import TASKS
 
     none = ("none",)
@@ -44,6 +46,7 @@ def bound_tables():
         (names.MODEL_VERIFIER, MODEL_REWARDS, ()), (names.PROGRAM_VERIFIER, VERIFIERS, ()),
         (names.PROGRAM_VERIFIER, VERIFIER_OPTIONS, ()), (names.TEMPLATE, FORMAT_CHECKS, none),
         (names.TEMPLATE, COMMITS, none), (names.TASK_KIND, TASKS, ()),
+        (names.ADVANTAGE, ADVANTAGES, ()), (names.ORCHESTRATE_MODE, PRODUCERS, ()),
     ]
 
 
@@ -86,7 +89,7 @@ def test_every_bound_table_has_exactly_the_names():
     tables = bound_tables()
     for registry, table, without in tables:
         assert set(table) == set(registry.names) - set(without), registry.key
-    literal_only = [names.ADVANTAGE, names.ZERO_VARIANCE, names.CURRICULUM, names.ORCHESTRATE_MODE,
+    literal_only = [names.ZERO_VARIANCE, names.CURRICULUM,
                     names.VERIFIER, names.TEMPLATED_VERIFIER, names.ANSWER_TEMPLATED_VERIFIER, names.KL_PLACEMENT]
     # a registry no table is built from is dispatched by if/else today; listed here knowingly
     assert {id(r) for r in names.ALL} == {id(r) for r, _, _ in tables} | {id(r) for r in literal_only}

@@ -88,9 +88,10 @@ def test_ray_workers_take_adapter_only_weights(ray_cluster, tmp_path):
 
 def test_lora_with_a_critic_trains_the_critic_adapters_and_head_only(tmp_path):
     from rlvr.orchestrate.components import build
+    from rlvr.orchestrate.plan import plan_run
 
     config = load_config(REPO / "recipes" / "ppo.toml", [f"run.output_dir={tmp_path}", *LORA, "train.steps=2"])
-    critic = build(config, REPO).critic.model
+    critic = build(plan_run(config), REPO).critic.model
     trainable = {n for n, p in critic.named_parameters() if p.requires_grad}
     assert trainable and all("lora_" in n or n.startswith("head.") for n in trainable)
     assert {"head.weight", "head.bias"} <= trainable

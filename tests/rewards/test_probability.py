@@ -90,11 +90,12 @@ def test_a_training_run_scores_with_the_engine_copy_of_the_policy(tmp_path):
     from rlvr.config import load_config
     from rlvr.orchestrate import train
     from rlvr.orchestrate.components import build
+    from rlvr.orchestrate.plan import plan_run
 
     overrides = [f"run.output_dir={tmp_path}", "reward.verifier=probability", "train.steps=1",
                  "sampling.prompts_per_step=2", "sampling.group_size=2", "eval.size=2", "eval.every=1", "log.progress=none"]
     config = load_config(REPO / "recipes" / "grpo.toml", overrides)
-    parts = build(config, REPO)
+    parts = build(plan_run(config), REPO)
     assert parts.reward_fn.model is parts.engine.model and parts.reward_fn.tokenizer is parts.tokenizer
     [row] = train(config).folder.read_metrics()
     # The tiny arithmetic model writes bare numbers, with no answer marker: every sample is flagged.

@@ -38,11 +38,12 @@ def test_unknown_device_names_the_field(tmp_path, bad):
 def test_a_run_trains_on_the_gpu(tmp_path, recipe):
     from rlvr.orchestrate import train
     from rlvr.orchestrate.components import build
+    from rlvr.orchestrate.plan import plan_run
 
     config = load_config(REPO / "recipes" / f"{recipe}.toml", [
         f"run.output_dir={tmp_path}", "model.device=cuda", "train.steps=2", "sampling.prompts_per_step=4",
         "sampling.group_size=4", "eval.size=8", "eval.every=1", "log.progress=none", "algo.mismatch=token_tis"])
-    parts = build(config, REPO)
+    parts = build(plan_run(config), REPO)
     assert next(parts.model.parameters()).is_cuda and parts.engine.generator.device.type == "cuda"
     rows = train(config).folder.read_metrics()
     assert [r["step"] for r in rows] == [1, 2] and all(r["train/grad_norm"] is not None for r in rows)

@@ -13,6 +13,7 @@ from typing import Callable, Optional, Protocol
 
 import torch
 
+from rlvr import names
 from rlvr.algo import outcome_advantages
 from rlvr.algo.advantages import BASELINES, SCALES
 from rlvr.algo.engine_mismatch import MISMATCH_CORRECTIONS, mismatch_kl
@@ -203,7 +204,8 @@ def gae(rewards, kl_penalty, mask, group_ids, values, spec):
     return masked_whiten(adv, mask), targets
 
 
-ADVANTAGES: dict[str, AdvantageFn] = {"group": group_advantages, "reinforce_pp": reinforce_pp, "gae": gae}
+ADVANTAGES: dict[str, AdvantageFn] = names.ADVANTAGE.bind(
+    {"group": group_advantages, "reinforce_pp": reinforce_pp, "gae": gae}, table="ADVANTAGES")
 
 
 # --- masks and the weights computed on the full batch ---------------------------------------

@@ -11,13 +11,12 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from rlvr.algo import Objective
 from rlvr.config import Config
 from rlvr.config.schema import RewardSection
-from rlvr.engines import Engine, HFEngine, SamplingParams
+from rlvr.engines import Engine, SamplingParams
 from rlvr.engines.loading import TOKENIZER_FILES, load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
 from rlvr.tasks.registry import load_splits
 from rlvr.tasks.sampler import check_batch_fits
-from rlvr.names import SURROGATE_PARAM_KEYS, SURROGATE_PARAMS
-from rlvr.orchestrate.engine_choice import make_engine
+from rlvr.orchestrate.plan import RunPlan
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.critic import CriticTrainer, ValueModel
@@ -61,18 +60,6 @@ def check_prompt_lengths(samples: list[Sample], tokenizer, context: int | None, 
         if n + max_new > context:
             raise DatasetError(f"{s.source}: prompt has {n} tokens; with max_new_tokens={max_new} "
                                f"it exceeds the model's context of {context}")
-
-
-def objective_from(config: Config) -> Objective:
-    """The recipe's objective. Its axes were checked together at load (config/coherence.py)."""
-    a = config.algo
-    surrogate_args = {p: getattr(a, SURROGATE_PARAM_KEYS[p]) for p in SURROGATE_PARAMS[a.surrogate]}
-    return Objective(ratio_level=a.ratio_level, surrogate=a.surrogate, surrogate_args=surrogate_args,
-                     aggregation=a.aggregation, aggregation_constant=a.aggregation_constant,
-                     kl=a.kl, kl_coef=a.kl_coef, kl_placement=a.kl_placement, kl_clamp=a.kl_clamp,
-                     entropy_coef=a.entropy_coef, positive_lm_coef=a.positive_lm_coef,
-                     off_policy_delta=a.off_policy_delta, entropy_control=a.entropy_control,
-                     kl_cov_coef=a.kl_cov_coef)
 
 
 def load_policy(config: Config, model_path: Path, weights_from: Path | None) -> PreTrainedModel:
@@ -126,13 +113,13 @@ def check_teacher_vocabulary(tokenizer, teacher: PreTrainedModel, folder: Path) 
                           f"policy's; distillation needs the same tokenizer")
 
 
-def build(config: Config, base: Path, weights_from: Path | None = None) -> Components:
-    """Everything a run needs. `weights_from` (a checkpoint) replaces the model's weights."""
-    objective = objective_from(config)
+def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Components:
+    """Everything the plan needs, loaded. `weights_from` (a checkpoint) replaces the model's weights."""
+    config, objective = plan.config, plan.objective
     model_path = resolve_path(config.model.path, base)
     tokenizer = load_tokenizer(model_path)
     device = resolve_device(config.model.device)
-    train_set, test_set = load_task(config, base)  # bad data fails before any weight loads
+    train_set, test_set = plan.task.load(config.task, lambda path: resolve_path(path, base))  # before any weight
     check_batch_fits(len(train_set), config.sampling.prompts_per_step)
     model = load_policy(config, model_path, weights_from).to(device)
     context = getattr(model.config, "max_position_embeddings", None)
@@ -142,14 +129,14 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
                               top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
     ref_model = load_reference(config, objective, model, model_path, device, base, tokenizer)
-    engine = make_engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
+    engine = plan.engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
     trainer = (FSDPTrainer if t.fsdp else Trainer)(
         model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
                                       max_grad_norm=t.max_grad_norm),
         micro_batch_size=t.micro_batch_size, temperature=s.temperature)
     critic = None
-    if config.algo.advantage == "gae":
+    if plan.needs_critic:
         cr = config.critic
         critic = CriticTrainer(ValueModel(model), lr=cr.lr, loss=cr.value_loss, clip_eps=cr.value_clip,
                                micro_batch_size=t.micro_batch_size, max_grad_norm=t.max_grad_norm)

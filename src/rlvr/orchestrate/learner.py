@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rlvr.config import Config
 from rlvr.engines.loading import pad_token_id
-from rlvr.orchestrate.batch_builder import BatchModels, BatchSpec, build_batch
+from rlvr.orchestrate.batch_builder import BatchModels, build_batch
+from rlvr.orchestrate.plan import RunPlan
 from rlvr.types import Batch, Scored
 
 
@@ -23,9 +23,8 @@ class Learned:
 
 
 class Learner:
-    def __init__(self, config: Config, parts):
-        self.config, self.parts = config, parts
-        self.spec = BatchSpec.from_config(config)
+    def __init__(self, plan: RunPlan, parts):
+        self.config, self.parts, self.spec = plan.config, parts, plan.batch
         self.models = BatchModels(parts.model, parts.ref_model, parts.critic, pad_token_id(parts.tokenizer))
 
     def learn(self, groups: list[list[Scored]], steps_done: int) -> Learned:

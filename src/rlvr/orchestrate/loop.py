@@ -9,12 +9,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from rlvr.config import Config
 from rlvr.evaluate import greedy_accuracy
 from rlvr.evaluate.sampled import sampled_pass_at_k
 from rlvr.orchestrate.forecast import forecast_metrics
 from rlvr.orchestrate.learner import Learned, Learner
-from rlvr.orchestrate.producers import PRODUCERS, Producer
+from rlvr.orchestrate.plan import RunPlan
+from rlvr.orchestrate.producers import Producer
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.rollouts import Produced, RolloutSource
 from rlvr.orchestrate.run_folder import RunFolder
@@ -36,23 +36,24 @@ class LoopState:
     compute: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COMPUTE_KEYS, 0.0))
 
 
-def make_producer(config: Config, parts, watchdog: Watchdog) -> Producer:
-    o = config.orchestrate
-    return PRODUCERS[o.mode](RolloutSource(config, parts, watchdog), parts.engine, watchdog,
-                             max_staleness=o.max_staleness, inflight_updates=o.inflight_updates,
-                             steps=config.train.steps)
+def make_producer(plan: RunPlan, parts, watchdog: Watchdog) -> Producer:
+    c = plan.config
+    o = c.orchestrate
+    return plan.producer(RolloutSource(c, parts, watchdog), parts.engine, watchdog, max_staleness=o.max_staleness,
+                         inflight_updates=o.inflight_updates, steps=c.train.steps)
 
 
 class Loop:
     """One run's loop. Not meant to be subclassed: a new way of producing rollouts is a
     `Producer`, a new training rule belongs in the learner or the batch chain."""
 
-    def __init__(self, config: Config, parts, folder: RunFolder):
-        self.config, self.parts, self.folder = config, parts, folder
+    def __init__(self, plan: RunPlan, parts, folder: RunFolder):
+        config = plan.config
+        self.plan, self.config, self.parts, self.folder = plan, config, parts, folder
         self.state = LoopState()
         self.watchdog = Watchdog(config.run.stall_timeout_s, folder.path if folder.writes else None)
-        self.producer = make_producer(config, parts, self.watchdog)
-        self.learner = Learner(config, parts)
+        self.producer = make_producer(plan, parts, self.watchdog)
+        self.learner = Learner(plan, parts)
         self.monitor, self.warnings = Monitor(drift=LengthDrift()), []
         k = config.checkpoint
         self.schedule = CheckpointSchedule(k.every, k.every_minutes * 60 if k.every_minutes else None)

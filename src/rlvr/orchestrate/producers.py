@@ -21,6 +21,7 @@ from collections import deque
 from contextlib import contextmanager
 from typing import Iterator
 
+from rlvr import names
 from rlvr.engines import Engine
 from rlvr.orchestrate.rollouts import Produced, RolloutSource
 from rlvr.orchestrate.watchdog import Watchdog
@@ -180,4 +181,5 @@ class AsyncProducer(Producer):
             return True
 
 
-PRODUCERS: dict[str, type[Producer]] = {"sync": SyncProducer, "async": AsyncProducer}  # orchestrate.mode
+PRODUCERS: dict[str, type[Producer]] = names.ORCHESTRATE_MODE.bind({"sync": SyncProducer, "async": AsyncProducer},
+                                                                   table="PRODUCERS")

@@ -20,6 +20,7 @@ from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
 from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted, SilentRunFolder
 from rlvr.orchestrate.loop import Loop
+from rlvr.orchestrate.plan import plan_run
 from rlvr.train.checkpoint import clean_temporaries, newest_intact
 from rlvr.train.distributed import join_process_group
 
@@ -61,7 +62,8 @@ def claim(folder: RunFolder) -> None:
 
 def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path | None = None) -> Loop:
     """The loop of a run whose folder is taken; on resume, from `checkpoint` (None: start over)."""
-    loop = Loop(config, build(config, repo_root(), weights_from=checkpoint), folder)
+    plan = plan_run(config)
+    loop = Loop(plan, build(plan, repo_root(), weights_from=checkpoint), folder)
     if resume:
         loop.resume_from(checkpoint)
     return loop
@@ -93,15 +95,16 @@ def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFol
         except BaseException:
             folder.release()
             raise
+    plan = plan_run(config)
     folder = folder_class(Path(config.run.output_dir) / config.run.name)
     if folder.writes and folder.path.exists():  # refuse a taken name before the slow build
         claim(folder)
         folder.release()
-    parts = build(config, repo_root())
+    parts = build(plan, repo_root())
     if folder.writes:
         folder = new_run_folder(config)
     try:
-        return folder, Loop(config, parts, folder), []
+        return folder, Loop(plan, parts, folder), []
     except BaseException:  # the lock is per open file: a leaked one refuses this process's resume
         folder.release()
         raise
