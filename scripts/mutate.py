@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ("src", "tests", "recipes", "models", "pyproject.toml")
 RULE_GLOB = "src/rlvr/config/coherence*.py"
-RULE_TESTS = ("tests/config", "tests/algo/test_objective.py", "tests/engines/test_vllm_engine.py")
+RULE_TESTS = ("tests/config",)
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,32 @@ class Mutant:
     tests: tuple[str, ...]
 
 
+STEPS, BUILDER = "src/rlvr/orchestrate/batch_steps.py", "src/rlvr/orchestrate/batch_builder.py"
+CHAIN_TESTS = ("tests/orchestrate", "tests/algo")
 MUTANTS = [
-    Mutant("kl_in_reward_sign", "src/rlvr/orchestrate/batch_builder.py",
-           "r = rewards if penalty is None else rewards - penalty.sum(1)",
-           "r = rewards if penalty is None else rewards + penalty.sum(1)", ("tests/orchestrate", "tests/algo")),
+    # The batch chain (orchestrate/batch_builder.py, batch_steps.py).
+    Mutant("kl_sign_in_the_group_advantage", STEPS, "rewards - kl_penalty.sum(1)", "rewards + kl_penalty.sum(1)",
+           CHAIN_TESTS),
+    Mutant("kl_penalty_negated", STEPS, '    return penalty, {"reward/kl',
+           '    penalty = -penalty\n    return penalty, {"reward/kl', CHAIN_TESTS),
+    Mutant("kl_sign_in_gae", STEPS, "token_rewards = token_rewards - kl_penalty",
+           "token_rewards = token_rewards + kl_penalty", CHAIN_TESTS),
+    Mutant("kl_sign_in_reinforce_pp", "src/rlvr/algo/returns.py", "token_rewards - kl_penalty * mask",
+           "token_rewards + kl_penalty * mask", CHAIN_TESTS),
+    Mutant("truncation_mask_skipped", BUILDER, "mask, more = steps.mask_truncated_rows(",
+           "_, more = steps.mask_truncated_rows(", CHAIN_TESTS),
+    Mutant("advantage_not_masked", BUILDER, "    adv = adv * mask\n", "", CHAIN_TESTS),
+    Mutant("lm_weights_from_shaped_rewards", BUILDER, "imitation_weights(mask, outcomes.rewards,",
+           "imitation_weights(mask, rewards,", CHAIN_TESTS),
+    Mutant("mismatch_keeps_the_engines_pi_old", BUILDER, "old_logp=trainer_logp, is_weight", "is_weight", CHAIN_TESTS),
+    Mutant("overlong_penalty_sign", STEPS, "return rewards + penalty,", "return rewards - penalty,", CHAIN_TESTS),
+    Mutant("lam_critic_ignored", STEPS, "lam_critic=spec.lam if spec.lam_critic is None else spec.lam_critic",
+           "lam_critic=spec.lam", CHAIN_TESTS),
+    Mutant("covariance_before_the_truncation_mask", BUILDER, "covariance_selection(adv, batch.old_logp, mask,",
+           "covariance_selection(adv, batch.old_logp, batch.completion_mask,", CHAIN_TESTS),
+    Mutant("logprobs_without_temperature", STEPS, "batch_logprobs(model, batch, temperature)",
+           "batch_logprobs(model, batch)", CHAIN_TESTS),
+    # Which groups a step trains on, and where they come from.
     Mutant("refill_one_group_too_many", "src/rlvr/orchestrate/dynamic_sampling.py",
            "return kept[: s.prompts_per_step], counts", "return kept[: s.prompts_per_step + 1], counts",
            ("tests/orchestrate",)),
@@ -64,34 +86,30 @@ MUTANTS = [
     Mutant("checkpoint_stores_the_drawn_state", "src/rlvr/orchestrate/producers.py",
            "return self.pending_states[0] if self.pending_states else self.source.state()",
            "return self.source.state()", ("tests/orchestrate",)),
-    Mutant("advantage_not_masked", "src/rlvr/orchestrate/batch_builder.py",
-           "    adv = adv * mask\n", "    adv = adv\n", ("tests/orchestrate", "tests/algo")),
-    Mutant("registry_entry_without_its_name", "src/rlvr/algo/surrogates.py",
-           '"dro": dro,', '"dro": dro, "unnamed": dro,', ("tests",)),
     Mutant("vapo_pretraining_trains_the_policy", "src/rlvr/orchestrate/learner.py",
-           "steps_done < self.config.critic.pretrain_steps", "steps_done < 0", ("tests/orchestrate", "tests/algo")),
+           "steps_done < self.config.critic.pretrain_steps", "steps_done < 0", ("tests/orchestrate",)),
+    # Registries: a table entry without its name.
+    Mutant("registry_entry_without_its_name", "src/rlvr/algo/surrogates.py",
+           '"dro": dro,', '"dro": dro, "unnamed": dro,', ("tests/test_registries.py", "tests/algo")),
 ]
 
 
 def rule_mutants() -> list[Mutant]:
-    """One mutant per cross-field rule: the `if` whose body yields the rule's sentence, removed."""
+    """One mutant per cross-field rule: its `yield "sentence"` statement replaced by `pass`."""
     mutants = []
     for path in sorted(REPO.glob(RULE_GLOB)):
         rel = str(path.relative_to(REPO))
         text = path.read_text()
         lines = text.splitlines(keepends=True)
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.If) and _yields_only(node):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield):
                 old = "".join(lines[node.lineno - 1: node.end_lineno])
+                if text.count(old) != 1:  # the same sentence twice: deleting one is not a rule deleted
+                    continue
                 indent = old[: len(old) - len(old.lstrip())]
-                mutants.append(Mutant(f"rule_deleted:{Path(rel).stem}:{node.lineno}", rel, old,
-                                      f"{indent}pass  # rule deleted by scripts/mutate.py\n", RULE_TESTS))
+                mutants.append(Mutant(f"rule_deleted:{path.stem}:{node.lineno}", rel, old, f"{indent}pass\n",
+                                      RULE_TESTS))
     return mutants
-
-
-def _yields_only(node: ast.If) -> bool:
-    return not node.orelse and all(isinstance(s, ast.Expr) and isinstance(s.value, (ast.Yield, ast.YieldFrom))
-                                   for s in node.body)
 
 
 def scratch_copy(root: Path) -> Path:
