@@ -145,7 +145,7 @@ class EpisodeRunner:
         cut = len(ids) > room
         ep.trajectory.append_policy(ids[:room], logprobs[:room], versions[:room])
         if cut or ep.elapsed() >= self.limits.wall_s:
-            ep.trajectory.turns.append(Turn(rollout.text, min(len(ids), room), "", 0.0, 0, rollout.finish_reason))
+            ep.trajectory.turns.append(Turn(rollout.text, min(len(ids), room), "", 0, 0.0, 0, rollout.finish_reason))
             ep.stop_reason = b.STOP_MAX_TOKENS if cut else b.STOP_WALL_TIME
             return False
         return True
@@ -155,23 +155,28 @@ class EpisodeRunner:
         ep.tool_calls += result.tool_calls
         ep.metrics.update(result.metrics)
         observation = "" if result.done else result.observation
-        ep.trajectory.turns.append(Turn(rollout.text, len(rollout.completion_ids), observation,
+        shown = self._show(ep, observation, result)
+        ep.trajectory.turns.append(Turn(rollout.text, len(rollout.completion_ids), observation, shown,
                                         float(result.reward), result.tool_calls, rollout.finish_reason))
+
+    def _show(self, ep: Episode, observation: str, result: b.StepResult) -> int:
+        """Append the observation's ids unless the episode ends here; how many were appended."""
         ep.stop_reason = self._limit_reached(ep, result)
         if ep.stop_reason is not None:
-            return
+            return 0
         obs_ids = self.renderer.observation_ids(observation, ep.trajectory.ids[-1] if ep.trajectory.ids else None)
         if ep.trajectory.total_tokens + len(obs_ids) >= self.limits.max_total_tokens:
             ep.stop_reason = b.STOP_MAX_TOKENS  # no room for the observation and a turn after it
-            return
+            return 0
         ep.trajectory.append_observation(obs_ids)
+        return len(obs_ids)
 
     def _limit_reached(self, ep: Episode, result: b.StepResult) -> str | None:
         """The stop reason after a step: the environment's own, else the first limit reached."""
         lim = self.limits
         if result.done:
             return result.stop_reason or b.STOP_DONE
-        if len(ep.trajectory.turns) >= lim.max_turns:
+        if len(ep.trajectory.turns) + 1 >= lim.max_turns:  # this turn is recorded after the check
             return b.STOP_MAX_TURNS
         if ep.tool_calls >= lim.max_tool_calls:
             return b.STOP_MAX_TOOL_CALLS

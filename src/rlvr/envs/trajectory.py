@@ -27,7 +27,8 @@ class Turn:
 
     action: str  # the policy's text (stop strings and EOS excluded)
     n_policy_tokens: int
-    observation: str  # "" when the episode ended on this turn
+    observation: str  # the environment's answer ("" when it said done)
+    n_observation_tokens: int  # its ids appended after the turn; 0 when the episode ended here
     reward: float
     tool_calls: int
     finish_reason: str  # the engine's: "stop" or "length"
