@@ -39,9 +39,17 @@ log = logging.getLogger(__name__)
 
 
 class TokenEngine(Protocol):
-    """What the runner needs of an engine: sampling from token ids (`HFEngine` has it)."""
+    """What the runner needs of an engine: sampling from token ids (`HFEngine` has it; the
+    `Engine` contract does not declare it, so vLLM and Ray engines cannot run episodes yet).
+    A source of episodes also checkpoints its `generator` and reads its `policy_version`."""
 
     def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]: ...
+
+    @property
+    def generator(self): ...
+
+    @property
+    def policy_version(self) -> int: ...
 
 
 @dataclass
