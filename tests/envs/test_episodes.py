@@ -174,3 +174,19 @@ def test_limits_reject_nonsense():
         EpisodeLimits(max_turns=0)
     with pytest.raises(ValueError, match="wall_s"):
         EpisodeLimits(wall_s=0)
+
+
+def test_malformed_and_unknown_calls_are_observations_in_an_episode(scripted, char_tok):
+    turns = iter(['<tool_call>{"name": "add", "arguments": {"a": 1</tool_call>',
+                  '<tool_call>{"name": "mul", "arguments": {}}</tool_call>',
+                  '<tool_call>{"name": "add", "arguments": {"a": 1, "b": 1}}</tool_call>', "Answer: 2"])
+    engine = scripted(lambda text: next(turns))
+    env = lambda: ToolEnv(ToolBox([add]), ExactVerifier())  # noqa: E731
+    [ep] = run(engine, char_tok, env, [Sample("1+1?", "2")], EpisodeLimits(max_total_tokens=2000))
+    assert (ep.stop_reason, ep.reward, ep.tool_calls) == ("answered", 1.0, 3)
+    shown = [t.observation for t in ep.trajectory.turns[:3]]
+    assert shown[0].startswith("error: malformed tool call: not JSON")
+    assert shown[1] == "error: unknown tool 'mul'; tools: ['add']" and shown[2] == "add: 2"
+    metrics = episode_metrics([ep])
+    assert metrics["env/tool/malformed"] == 1 and metrics["env/tool/unknown"] == 1
+    assert metrics["env/malformed_rate"] == pytest.approx(1 / 3)
