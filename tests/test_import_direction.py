@@ -36,6 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "tasks": GROUND | {"config"},
     "rewards": GROUND | {"config"},  # no model code: no models, engines, train, orchestrate
     "engines": GROUND | {"models", "heartbeat"},  # no rewards, no losses, no trainer
+    "envs": GROUND | {"engines", "rewards"},  # episodes: an engine's ids, the sandbox, verifiers; no trainer
     "train": GROUND | {"config", "models", "algo"},  # gets an objective; never an engine
     "evaluate": GROUND | {"engines", "rewards", "tasks", "scaling"},  # no training
     "serve": GROUND | {"engines"},  # no training, no cli

@@ -43,6 +43,10 @@ class Rollout:
     # With in-flight weight updates, the version whose weights produced each token; empty when
     # every token came from `policy_version`.
     token_versions: tuple[int, ...] = ()
+    # Multi-turn episodes (rlvr.envs): 1 on the completion tokens the policy sampled, 0 on the
+    # observation and template tokens spliced in between turns (their `logprobs` are 0 and they
+    # leave the loss); empty when every completion token is the policy's (single-turn).
+    loss_mask: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

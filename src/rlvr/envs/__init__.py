@@ -1,0 +1,14 @@
+"""Multi-turn episodes in environments (issue 17; docs/environments.md).
+
+`base` the contract (Env, StepResult, EpisodeLimits), `trajectory` exact token sequences,
+`render` turn rendering, `episodes` the batched runner, `tools` tool calls, `scored` episodes
+as the loop's scored groups; environments: `guess_number`, `tool_env` (the Python tool).
+"""
+
+from rlvr.envs.base import Env, EpisodeLimits, StepResult
+from rlvr.envs.episodes import Episode, EpisodeRunner, episode_metrics
+from rlvr.envs.render import ChatRenderer, PlainRenderer, Renderer, renderer_for
+from rlvr.envs.trajectory import Trajectory, Turn
+
+__all__ = ["ChatRenderer", "Env", "Episode", "EpisodeLimits", "EpisodeRunner", "PlainRenderer", "Renderer",
+           "StepResult", "Trajectory", "Turn", "episode_metrics", "renderer_for"]
