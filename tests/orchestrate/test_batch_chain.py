@@ -69,6 +69,13 @@ def test_collate_numbers_groups_and_keeps_the_outcomes():
     assert out.lengths.tolist() == [2, 1, 3] and out.truncated.tolist() == [False, True, False]
 
 
+def test_collate_keeps_an_episodes_observation_tokens_out_of_the_loss():
+    """A multi-turn trajectory: policy token, two observation tokens, policy token."""
+    episode = Rollout((1,), (5, 6, 7, 8), (-0.5, 0.0, 0.0, -0.25), "", "stop", loss_mask=(1, 0, 0, 1))
+    batch, _ = steps.collate_groups([[Scored(Sample("q", "a"), episode, 1.0, ""), scored([2], [-1], 0.0)]], pad_id=0)
+    assert batch.completion_mask.tolist() == [[1, 0, 0, 1], [1, 0, 0, 0]]
+
+
 # --- shaped rewards (DAPO eq. 13) -------------------------------------------------------------
 
 def test_overlong_shaping_hand_computed():

@@ -13,6 +13,8 @@ def collate(rollouts: list[Rollout], adv: torch.Tensor, group_ids: torch.Tensor,
 
     Every sampled token enters the loss, the EOS included: when EOS doubles as padding the
     mask (not the token id) tells the first EOS, which was sampled, from the padding after it.
+    A multi-turn episode's completion also holds the environment's tokens: its `loss_mask`
+    keeps them out of the loss (rlvr.envs.trajectory).
     """
     p = max(len(r.prompt_ids) for r in rollouts)
     t = max(len(r.completion_ids) for r in rollouts)
@@ -26,7 +28,7 @@ def collate(rollouts: list[Rollout], adv: torch.Tensor, group_ids: torch.Tensor,
         input_ids[i, p - lp:p] = torch.tensor(r.prompt_ids)
         input_ids[i, p:p + lc] = torch.tensor(r.completion_ids)
         attention[i, p - lp:p + lc] = 1
-        mask[i, :lc] = 1.0
+        mask[i, :lc] = torch.tensor(r.loss_mask, dtype=torch.float) if r.loss_mask else 1.0
         old_logp[i, :lc] = torch.tensor(r.logprobs)
     return Batch(input_ids=input_ids, attention_mask=attention, completion_mask=mask,
                  old_logp=old_logp, adv=adv.float()[:, None] * mask, group_ids=group_ids)
