@@ -67,7 +67,11 @@ def record(kind: str, error: Exception | None) -> None:
 # ---- values a field might be given, good and bad ------------------------------------------------
 
 def section_fields() -> list[str]:
-    return [f"{s}.{k}" for s, field in Config.model_fields.items() for k in field.annotation.model_fields]
+    """Every section's keys; of a section keyed on kind ([task]), every kind's."""
+    from rlvr.config.load import section_variants
+
+    return sorted({f"{s}.{k}" for s, field in Config.model_fields.items()
+                   for model in section_variants(field.annotation) for k in model.model_fields})
 
 
 FIELDS = section_fields()

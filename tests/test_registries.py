@@ -80,9 +80,19 @@ def test_names_are_unique_and_each_has_one_line_of_help(registry):
 FIELD_REGISTRIES = [r for r in names.ALL if " " not in r.key]  # the others are subsets read by code only
 
 
-@pytest.mark.parametrize("registry", FIELD_REGISTRIES, ids=lambda r: r.key)
+@pytest.mark.parametrize("registry", [r for r in FIELD_REGISTRIES if r is not names.TASK_KIND], ids=lambda r: r.key)
 def test_the_config_field_accepts_exactly_the_registry_names(registry):
     assert literal_names(config_field(registry.key)) == registry.names
+
+
+def test_task_sections_are_keyed_on_exactly_the_task_kinds():
+    """[task] is a union keyed on kind: one section per kind, each accepting its own name only."""
+    from rlvr.config.load import section_variants
+    from rlvr.config.schema import TASK_SECTIONS
+
+    variants = section_variants(Config.model_fields["task"].annotation)
+    assert [literal_names(v.model_fields["kind"].annotation) for v in variants] == [(k,) for k in names.TASK_KIND.names]
+    assert list(TASK_SECTIONS.values()) == variants
 
 
 def test_every_bound_table_has_exactly_the_names():

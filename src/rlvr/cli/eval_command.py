@@ -63,15 +63,15 @@ def parse_ks(text: str | None, n: int) -> tuple[int, ...]:
 def task_section(task: str) -> "TaskSection":
     """--task KIND (a task kind with its default settings: arithmetic is the demo's test split)
     or jsonl:PATH, as the [task] section training would read."""
-    from rlvr.config.schema import TaskSection
+    from rlvr.config.schema import task_section as section
     from rlvr.tasks.registry import TASKS
 
     if task.startswith("jsonl:"):
-        return TaskSection(kind="jsonl", test_path=task.removeprefix("jsonl:"))
+        return section(kind="jsonl", test_path=task.removeprefix("jsonl:"))
     if task not in TASKS or task == "jsonl":
         raise ConfigError(f"--task {task!r}: expected one of {', '.join(k for k in TASKS if k != 'jsonl')} "
                           "or jsonl:PATH")
-    return TaskSection(kind=task)
+    return section(kind=task)
 
 
 def load_prompts(task: str, limit: int | None) -> list[Sample]:

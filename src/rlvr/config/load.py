@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 import sys
+import typing
 from pathlib import Path
 from typing import Any, Optional
 
@@ -80,10 +81,19 @@ def field_annotation(keys: list[str]) -> Any:
     """The type of the config field at `keys` (e.g. ["run", "name"] → str), None if no field."""
     model: Any = Config
     for part in keys:
-        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+        sections = [m for m in section_variants(model) if part in m.model_fields]
+        if not sections:
             return None
-        model = model.model_fields[part].annotation
+        model = sections[0].model_fields[part].annotation
     return model
+
+
+def section_variants(annotation: Any) -> list[type[BaseModel]]:
+    """The section models a field's annotation admits: one, or each kind of a section keyed on
+    `kind` (a discriminated union such as [task])."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in section_variants(arg)]
 
 
 def apply_override(data: dict, item: str) -> None:
@@ -106,14 +116,16 @@ def validate(data: dict, text: str, where: str, overridden: set[str] = frozenset
 
 def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset()) -> str:
     """One line for one pydantic error: `file:line: key: problem (did you mean ...?)`."""
-    loc = [str(x) for x in err["loc"]]
+    loc, section = without_kind_tag([str(x) for x in err["loc"]])
     dotted = ".".join(loc) if loc else "(config)"
     line = find_line(text, loc)
     place = f"{where}:{line}" if line else where
     if any(dotted == k or dotted.startswith(k + ".") or k.startswith(dotted + ".") for k in overridden):
         place = "--set"
+    if err["type"] == "union_tag_invalid":
+        return f"{place}: {dotted}.kind = {err['ctx']['tag']!r}: expected one of {err['ctx']['expected_tags']}"
     if err["type"] == "extra_forbidden":
-        hint = did_you_mean(loc)
+        hint = did_you_mean(loc, section)
         return f"{place}: unknown key {dotted!r}{hint}"
     msg = err["msg"].removeprefix("Value error, ")
     if not loc:
@@ -129,7 +141,22 @@ def short_repr(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def did_you_mean(loc: list[str]) -> str:
+def without_kind_tag(loc: list[str]) -> tuple[list[str], type[BaseModel] | None]:
+    """pydantic puts the kind between a keyed section and its key (task.arithmetic.low): the
+    key as a recipe writes it (task.low), and the kind's section model."""
+    if len(loc) >= 2 and loc[0] in Config.model_fields:
+        for model in section_variants(Config.model_fields[loc[0]].annotation):
+            kind = model.model_fields.get("kind")
+            if len(section_variants(Config.model_fields[loc[0]].annotation)) > 1 and kind and kind.default == loc[1]:
+                return [loc[0], *loc[2:]], model
+    return loc, None
+
+
+def did_you_mean(loc: list[str], section: type[BaseModel] | None = None) -> str:
+    if section is not None and len(loc) == 2:
+        close = difflib.get_close_matches(loc[-1], list(section.model_fields), n=1, cutoff=0.5)
+        return f" (did you mean {'.'.join(loc[:-1] + close)!r}?)" if close else \
+            f" (valid keys: {', '.join(section.model_fields)})"
     model: type[BaseModel] = Config
     for part in loc[:-1]:
         field = model.model_fields.get(part)

@@ -6,9 +6,9 @@ validator, which raises and never rewrites a value.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
 from rlvr import names
 from rlvr.config.coherence import (MAX_ARITHMETIC_PROBLEMS, arithmetic_problems, criterion_problems, incoherences,
@@ -64,22 +64,88 @@ class ModelSection(Section):
     teacher_path: Optional[str] = None
 
 
-class TaskSection(Section):
-    kind: names.TASK_KIND.literal() = "arithmetic"
-    seed: int = Field(0, ge=0)
-    test_size: int = Field(500, gt=0)  # arithmetic: below the number of problems; gym: per generator
-    low: int = 10
-    high: int = 99
-    ops: str = "+"  # arithmetic: some of + - *, each once
-    train_path: Optional[str] = None
-    test_path: Optional[str] = None
-    gym_tasks: list[str] = ["basic_arithmetic"]  # reasoning_gym: generator names
-    gym_size: int = Field(1000, gt=0)  # reasoning_gym: training items per generator
+class ArithmeticTask(Section):
+    """Procedural `a op b =` problems, every one enumerated and split once by the seed."""
+
+    kind: Literal["arithmetic"] = "arithmetic"
+    seed: int = Field(0, ge=0, description="seed of the train/test split and of the problem order")
+    test_size: int = Field(500, gt=0, description="held-out problems (below the number of problems)")
+    low: int = Field(10, description="the smallest operand")
+    high: int = Field(99, description="the largest operand")
+    ops: str = Field("+", description="some of + - *, each at most once")
 
     @model_validator(mode="after")
-    def _arithmetic_fits(self) -> "TaskSection":
+    def _arithmetic_fits(self) -> "ArithmeticTask":
         refuse(arithmetic_problems(self))  # config/coherence.py
         return self
+
+
+class JsonlTask(Section):
+    """`{"prompt", "answer"}` rows from local JSONL files."""
+
+    kind: Literal["jsonl"] = "jsonl"
+    train_path: Optional[str] = Field(None, description="the training rows (a run needs them; `rlvr eval` does not)")
+    test_path: Optional[str] = Field(None, description="held-out rows for evaluation")
+
+
+class HumanEvalTask(Section):
+    """The 164 HumanEval problems (an evaluation set: no training split)."""
+
+    kind: Literal["humaneval"] = "humaneval"
+
+
+class ReasoningGymTask(Section):
+    """Procedural problems from reasoning-gym generators (extra `gym`)."""
+
+    kind: Literal["reasoning_gym"] = "reasoning_gym"
+    seed: int = Field(0, ge=0, description="seed of every generator")
+    test_size: int = Field(500, gt=0, description="held-out items per generator")
+    gym_tasks: list[str] = Field(["basic_arithmetic"], description="reasoning-gym generator names")
+    gym_size: int = Field(1000, gt=0, description="training items per generator")
+
+
+# [task] is keyed on `kind`: each kind's section carries only its own options.
+TASK_SECTIONS: dict[str, type[Section]] = names.TASK_KIND.bind({
+    "arithmetic": ArithmeticTask, "jsonl": JsonlTask, "humaneval": HumanEvalTask, "reasoning_gym": ReasoningGymTask,
+}, table="TASK_SECTIONS")
+# What rlvr wrote for every [task] key before the section was keyed on kind (each run's
+# config.toml held them all): a key of another kind with this value is such a leftover.
+FLAT_TASK_DEFAULTS = {"seed": 0, "test_size": 500, "low": 10, "high": 99, "ops": "+",
+                      "gym_tasks": ["basic_arithmetic"], "gym_size": 1000}
+
+
+def _task_kind(value: Any) -> str:
+    return value.get("kind", "arithmetic") if isinstance(value, dict) else getattr(value, "kind", "arithmetic")
+
+
+TaskSection = Annotated[Union[tuple(Annotated[cls, Tag(kind)] for kind, cls in TASK_SECTIONS.items())],
+                        Discriminator(_task_kind)]
+
+
+def task_section(**fields: Any) -> Section:
+    """The [task] section of `fields["kind"]` (arithmetic when absent)."""
+    return TASK_SECTIONS[fields.get("kind", "arithmetic")](**fields)
+
+
+def task_without_leftovers(value: Any) -> Any:
+    """A [task] table with the other kinds' keys that an older rlvr wrote at their defaults
+    removed; any other key of another kind is refused naming the kind it belongs to."""
+    if not isinstance(value, dict) or _task_kind(value) not in TASK_SECTIONS:
+        return value
+    kind = _task_kind(value)
+    own, kept = TASK_SECTIONS[kind].model_fields, {}
+    for key, v in value.items():
+        if key in own:
+            kept[key] = v
+        elif key in FLAT_TASK_DEFAULTS and v == FLAT_TASK_DEFAULTS[key]:
+            continue
+        else:
+            owners = [k for k, cls in TASK_SECTIONS.items() if key in cls.model_fields]
+            if owners:
+                raise ValueError(f"task.{key} is an option of task.kind = {' / '.join(map(repr, owners))}, "
+                                 f"not of this task's kind {kind!r}")
+            kept[key] = v  # an unknown key: the section's own error names it
+    return kept
 
 
 class JudgeSection(Section):
@@ -285,7 +351,7 @@ class OrchestrateSection(Section):
 class Config(Section):
     run: RunSection = RunSection()
     model: ModelSection = ModelSection()
-    task: TaskSection = TaskSection()
+    task: TaskSection = ArithmeticTask()
     reward: RewardSection = RewardSection()
     sampling: SamplingSection = SamplingSection()
     algo: AlgoSection = AlgoSection()
@@ -295,6 +361,11 @@ class Config(Section):
     checkpoint: CheckpointSection = CheckpointSection()
     orchestrate: OrchestrateSection = OrchestrateSection()
     critic: CriticSection = CriticSection()
+
+    @field_validator("task", mode="before")
+    @classmethod
+    def _task_leftovers(cls, value: Any) -> Any:
+        return task_without_leftovers(value)
 
     @model_validator(mode="after")
     def _coherent(self) -> "Config":
