@@ -63,10 +63,14 @@ class ModelSection(Section):
     # On-policy distillation: the KL term's target is this teacher (same tokenizer) instead of
     # the initial weights. algo.kl = "k2" in the loss gives the reverse-KL gradient per token.
     teacher_path: Optional[str] = None
+    # How a prompt given as chat messages becomes text (rlvr.tasks.chat): "auto" = the
+    # tokenizer's own template, "none" = no template (messages refused), or a jinja file's path.
+    # Plain-text prompts are used as they are in every case.
+    chat_template: str = Field("auto", min_length=1)
 
 
 class TaskSection(Section):
-    kind: Literal["arithmetic", "jsonl", "humaneval", "reasoning_gym"] = "arithmetic"
+    kind: Literal["arithmetic", "jsonl", "humaneval", "reasoning_gym", "datasets"] = "arithmetic"
     seed: int = Field(0, ge=0)
     test_size: int = Field(500, gt=0)  # arithmetic: below the number of problems; gym: per generator
     low: int = 10
@@ -76,6 +80,14 @@ class TaskSection(Section):
     test_path: Optional[str] = None
     gym_tasks: list[str] = ["basic_arithmetic"]  # reasoning_gym: generator names
     gym_size: int = Field(1000, gt=0)  # reasoning_gym: training items per generator
+    # datasets (rlvr.tasks.files): local jsonl / json / parquet / arrow / csv files read with the
+    # `datasets` library. The prompt column holds text or chat messages; the extra columns are
+    # kept on each sample and passed to a reward function that names them as parameters.
+    prompt_field: str = Field("prompt", min_length=1)
+    answer_field: str = Field("answer", min_length=1)
+    extra_fields: list[str] = []
+    # Without task.test_path: this share of train_path's rows, drawn with task.seed, is the test split.
+    test_fraction: Optional[float] = Field(None, gt=0, lt=1)
 
     @model_validator(mode="after")
     def _arithmetic_fits(self) -> "TaskSection":

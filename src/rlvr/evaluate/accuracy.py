@@ -16,5 +16,5 @@ def greedy_accuracy(engine: Engine, samples: list[Sample], verify: Verify, *, ma
     """Fraction of samples whose greedy completion the verifier scores 1."""
     params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0, stop=stop)
     groups = engine.generate([s.prompt for s in samples], 1, params)
-    correct = sum(call_reward(verify, g[0].text, s.answer, s.prompt).score >= 1.0 for g, s in zip(groups, samples))
+    correct = sum(call_reward(verify, g[0].text, s.answer, s.prompt, s.extra).score >= 1.0 for g, s in zip(groups, samples))
     return correct / len(samples)

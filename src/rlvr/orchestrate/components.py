@@ -19,6 +19,7 @@ from rlvr.errors import ConfigError, DatasetError
 from rlvr.tasks.sampler import check_batch_fits
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks import arithmetic_splits, load_jsonl
+from rlvr.tasks.chat import with_chat_template
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.critic import CriticTrainer, ValueModel
 from rlvr.train.fsdp import FSDPTrainer
@@ -48,8 +49,18 @@ def resolve_path(path: str, base: Path) -> Path:
     return base / p
 
 
-def load_task(config: Config, base: Path) -> tuple[list[Sample], list[Sample]]:
+def load_task(config: Config, base: Path, tokenizer=None) -> tuple[list[Sample], list[Sample]]:
+    """The (train, test) samples. `tokenizer` (its chat template set) renders chat-message
+    prompts; without one it is loaded from model.path on the first such prompt."""
     t = config.task
+    if t.kind == "datasets":
+        from rlvr.tasks.chat import renderer
+        from rlvr.tasks.files import dataset_splits  # imports `datasets` (~1 s) only when asked
+
+        setting = config.model.chat_template
+        fetch = (lambda: tokenizer) if tokenizer is not None else (
+            lambda: with_chat_template(load_tokenizer(resolve_path(config.model.path, base)), setting, base))
+        return dataset_splits(t, lambda p: resolve_path(p, base), renderer(setting, fetch))
     if t.kind == "arithmetic":
         return arithmetic_splits(seed=t.seed, test_size=t.test_size, low=t.low, high=t.high, ops=t.ops)
     if t.kind == "reasoning_gym":
@@ -180,9 +191,9 @@ def build(config: Config, base: Path, weights_from: Path | None = None) -> Compo
     """Everything a run needs. `weights_from` (a checkpoint) replaces the model's weights."""
     objective = objective_from(config)
     model_path = resolve_path(config.model.path, base)
-    tokenizer = load_tokenizer(model_path)
+    tokenizer = with_chat_template(load_tokenizer(model_path), config.model.chat_template, base)
     device = resolve_device(config.model.device)
-    train_set, test_set = load_task(config, base)  # bad data fails before any weight loads
+    train_set, test_set = load_task(config, base, tokenizer)  # bad data fails before any weight loads
     check_batch_fits(len(train_set), config.sampling.prompts_per_step)
     model = load_policy(config, model_path, weights_from).to(device)
     context = getattr(model.config, "max_position_embeddings", None)
