@@ -21,6 +21,8 @@ import inspect
 from functools import lru_cache
 from typing import Any, Callable
 
+from rlvr.rewards.verdict import Verdict
+
 
 def _binds_names(fn: Callable[..., Any], prompt: bool) -> bool:
     try:
@@ -82,3 +84,8 @@ def call_reward(fn: Callable[..., Any], response: str, gold: Any, prompt: str,
     if by_name(fn, prompt=True):
         return fn(response=response, gold=gold, prompt=prompt, **more)
     return fn(response, gold, prompt=prompt, **more)
+
+
+def score_of(out: Any) -> float:
+    """The score of what a reward function returned: a Verdict's `.score`, or the number."""
+    return out.score if isinstance(out, Verdict) else float(out)
