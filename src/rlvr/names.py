@@ -130,6 +130,7 @@ TASK_KIND = Registry("task.kind", {
     "jsonl": "prompts and gold answers from task.train_path (and task.test_path)",
     "humaneval": "HumanEval's 164 problems: an evaluation set only (rlvr eval --task humaneval)",
     "reasoning_gym": "reasoning-gym's seeded generators (task.gym_tasks)",
+    "datasets": "local jsonl / parquet / arrow / csv files through `datasets`, text or chat-message prompts",
 })
 # reasoning-gym generators whose gold answers are plain numbers (every answer of 20 items at
 # seed 3 parsed as a number, reasoning-gym 0.1.25): the math verifier may score them; every

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import torch
@@ -18,19 +18,25 @@ FinishReason = Literal["stop", "length"]
 
 @dataclass(frozen=True)
 class Sample:
-    """One task item: a prompt, its gold answer, and where it came from (for error messages)."""
+    """One task item: a prompt, its gold answer, and where it came from (for error messages).
+
+    `extra` holds a dataset's other columns named in `task.extra_fields` (rlvr.tasks.files);
+    a reward function that takes one of them by keyword gets its value (rewards/calling.py).
+    It is left out of the hash (a dict has none), so samples stay usable as set members."""
 
     prompt: str
     answer: str
     source: str = ""  # e.g. "data.jsonl:12" or "arithmetic/train#3"
+    extra: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
 class Rollout:
     """One completion of one prompt, as the engine produced it.
 
-    `completion_ids` includes the stop token (EOS) when `finish_reason == "stop"`, because the
-    policy sampled it and must be trained on it; `text` excludes it. `logprobs[t]` is the
+    `completion_ids` includes the stop token (EOS, or the chat template's end-of-turn token) when
+    `finish_reason == "stop"` on a token, because the policy sampled it and must be trained on
+    it; `text` excludes it. `logprobs[t]` is the
     log-probability under the sampling distribution (after temperature) of `completion_ids[t]`.
     """
 

@@ -36,8 +36,10 @@ def incoherences(c: Config) -> Iterator[str]:
 
 def task_incoherences(c: Config) -> Iterator[str]:
     t, r = c.task, c.reward
-    if t.kind == "jsonl" and not t.train_path:
-        yield "task.kind = 'jsonl' needs task.train_path"
+    if t.kind in ("jsonl", "datasets") and not t.train_path:
+        yield f"task.kind = {t.kind!r} needs task.train_path"
+    if t.kind == "datasets" and t.test_path and t.test_fraction is not None:
+        yield "task.test_path and task.test_fraction both give a test split: set one"
     if t.kind == "arithmetic" and t.low > t.high:
         yield f"task.low ({t.low}) is above task.high ({t.high})"
     if t.kind == "humaneval":

@@ -62,6 +62,10 @@ class ModelSection(Section):
     # On-policy distillation: the KL term's target is this teacher (same tokenizer) instead of
     # the initial weights. algo.kl = "k2" in the loss gives the reverse-KL gradient per token.
     teacher_path: Optional[str] = None
+    # How a prompt given as chat messages becomes text (rlvr.tasks.chat): "auto" = the
+    # tokenizer's own template, "none" = no template (messages refused), or a jinja file's path.
+    # Plain-text prompts are used as they are in every case.
+    chat_template: str = Field("auto", min_length=1)
 
 
 class ArithmeticTask(Section):
@@ -104,9 +108,26 @@ class ReasoningGymTask(Section):
     gym_size: int = Field(1000, gt=0, description="training items per generator")
 
 
+class DatasetsTask(Section):
+    """Local jsonl / json / parquet / arrow / csv files read with the `datasets` library
+    (rlvr.tasks.files); the prompt column holds text or chat messages (model.chat_template)."""
+
+    kind: Literal["datasets"] = "datasets"
+    train_path: Optional[str] = Field(None, description="the training file")
+    test_path: Optional[str] = Field(None, description="the held-out file")
+    prompt_field: str = Field("prompt", min_length=1, description="the column of the prompt (text or messages)")
+    answer_field: str = Field("answer", min_length=1, description="the column of the gold answer")
+    extra_fields: list[str] = Field([], description="columns kept on each sample, passed to a reward "
+                                                    "function that names them as parameters")
+    test_fraction: Optional[float] = Field(None, gt=0, lt=1, description="without test_path: this share of "
+                                                                          "train_path's rows is the test split")
+    seed: int = Field(0, ge=0, description="seed of the test_fraction split")
+
+
 # [task] is keyed on `kind`: each kind's section carries only its own options.
 TASK_SECTIONS: dict[str, type[Section]] = names.TASK_KIND.bind({
     "arithmetic": ArithmeticTask, "jsonl": JsonlTask, "humaneval": HumanEvalTask, "reasoning_gym": ReasoningGymTask,
+    "datasets": DatasetsTask,
 }, table="TASK_SECTIONS")
 # What rlvr wrote for every [task] key before the section was keyed on kind (each run's
 # config.toml held them all): a key of another kind with this value is such a leftover.

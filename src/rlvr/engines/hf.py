@@ -22,7 +22,7 @@ With temperature 0 (greedy) the log-probs are those of the untempered distributi
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
@@ -31,6 +31,7 @@ from rlvr import heartbeat
 from rlvr.engines import qwen2_decode
 from rlvr.engines.base import Engine, SamplingParams
 from rlvr.engines.loading import pad_token_id
+from rlvr.engines.stop_tokens import stop_token_ids
 from rlvr.engines.weight_keys import check_weight_keys
 from rlvr.types import Rollout
 
@@ -48,21 +49,23 @@ def left_pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Te
 
 
 def sample_next(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator,
-                banned: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                banned: int | Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """logits (B, V) → (token (B,), its log-prob (B,) under the tempered full distribution).
 
-    `banned` (a token id, e.g. EOS before min_new_tokens) is never drawn, but the reported
-    log-prob stays that of the full distribution, which is what the trainer recomputes."""
+    `banned` (token ids, e.g. the stop tokens before min_new_tokens) is never drawn, but the
+    reported log-prob stays that of the full distribution, which is what the trainer recomputes."""
     logits = logits.float()
+    if banned is not None:
+        banned = torch.tensor([banned] if isinstance(banned, int) else list(banned), device=logits.device)
     if params.temperature == 0:
         logp = torch.log_softmax(logits, dim=-1)
-        pick = logp if banned is None else logp.index_fill(1, torch.tensor([banned], device=logp.device), float("-inf"))
+        pick = logp if banned is None else logp.index_fill(1, banned, float("-inf"))
         token = pick.argmax(dim=-1)
         return token, logp.gather(1, token[:, None]).squeeze(1)
     logp = torch.log_softmax(tempered(logits, params.temperature), dim=-1)
     probs = logp.exp()
     if banned is not None:
-        probs = probs.index_fill(1, torch.tensor([banned], device=probs.device), 0.0)
+        probs = probs.index_fill(1, banned, 0.0)
     if params.top_p < 1.0:
         sorted_p, order = probs.sort(dim=-1, descending=True)
         # Keep the smallest prefix whose mass reaches top_p (always at least one token).
@@ -87,7 +90,7 @@ class HFEngine(Engine):
     """Samples from a `transformers` causal LM in this process (CPU or one GPU)."""
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024,
-                 fast_decode: bool = True):
+                 fast_decode: bool = True, stop_ids: Sequence[int] | None = None):
         self.model = model.eval()
         # fast_decode: sample through rlvr.engines.qwen2_decode (the same function, fewer ops)
         # when it supports the model; otherwise, or when False, through the model's forward.
@@ -95,6 +98,9 @@ class HFEngine(Engine):
         self._fused: qwen2_decode.FusedWeights | None = None  # made on first use, for self.model
         self.tokenizer = tokenizer
         self.eos_id = tokenizer.eos_token_id
+        # Sampling one of these ends a completion (kept in it): EOS, the generation config's
+        # EOS ids, the chat template's end-of-turn token (rlvr.engines.stop_tokens).
+        self.stop_ids = tuple(stop_ids) if stop_ids is not None else stop_token_ids(tokenizer, model)
         self.pad_id = pad_token_id(tokenizer)
         self.max_batch = max_batch
         # On the model's device: torch.multinomial needs a generator where its input lives.
@@ -160,9 +166,9 @@ class HFEngine(Engine):
         else:
             decoder = _ModelDecoder(self.model, self._cache_kw, ids, mask)
         logits = decoder.prefill()
-        tracker = _Tracker(len(rows), self.eos_id, params, self.tokenizer)
+        tracker = _Tracker(len(rows), self.stop_ids, params, self.tokenizer)
         for t in range(params.max_new_tokens):
-            banned = self.eos_id if t < params.min_new_tokens else None
+            banned = self.stop_ids if t < params.min_new_tokens else None
             token, logp = sample_next(logits, params, self._generator, banned)
             tracker.record(token.cpu(), logp.cpu(), self._version)
             heartbeat.beat()  # a decode step is progress for the watchdog (rlvr.orchestrate.watchdog)
@@ -204,13 +210,13 @@ class _ModelDecoder:
 class _Tracker:
     """Per-row bookkeeping of a decode loop: tokens, log-probs, finish reasons."""
 
-    def __init__(self, n_rows: int, eos_id: int, params: SamplingParams, tokenizer: PreTrainedTokenizerBase):
+    def __init__(self, n_rows: int, stop_ids: Sequence[int], params: SamplingParams, tokenizer: PreTrainedTokenizerBase):
         self.tokens: list[list[int]] = [[] for _ in range(n_rows)]
         self.logps: list[list[float]] = [[] for _ in range(n_rows)]
         self.versions: list[list[int]] = [[] for _ in range(n_rows)]
         self.reasons = ["length"] * n_rows
         self.active = torch.ones(n_rows, dtype=torch.bool)
-        self.eos_id, self.params, self.tokenizer = eos_id, params, tokenizer
+        self.stop_ids, self.params, self.tokenizer = frozenset(stop_ids), params, tokenizer
 
     def record(self, token: torch.Tensor, logp: torch.Tensor, version: int) -> None:
         tok_list, logp_list = token.tolist(), logp.tolist()
@@ -218,7 +224,7 @@ class _Tracker:
             self.tokens[i].append(tok_list[i])
             self.logps[i].append(logp_list[i])
             self.versions[i].append(version)
-            if tok_list[i] == self.eos_id or self._hit_stop(i):
+            if tok_list[i] in self.stop_ids or self._hit_stop(i):
                 self.reasons[i] = "stop"
                 self.active[i] = False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rlvr.engines.base import SamplingParams
 from rlvr.evaluate.passk import pass_at_k
-from rlvr.rewards.calling import call_reward
+from rlvr.rewards.calling import call_reward, score_of
 from rlvr.types import Sample
 
 
@@ -25,6 +25,6 @@ def sampled_pass_at_k(parts, test: list[Sample], eval_section, seed: int) -> dic
         groups = parts.engine.generate([s.prompt for s in test], e.samples, params)
     finally:
         generator.set_state(saved)
-    correct = [sum(call_reward(parts.reward_fn, r.text, s.answer, s.prompt).score >= 1.0 for r in g)
+    correct = [sum(score_of(call_reward(parts.reward_fn, r.text, s.answer, s.prompt, s.extra)) >= 1.0 for r in g)
                for g, s in zip(groups, test)]
     return {f"eval/pass@{k}": sum(pass_at_k(e.samples, c, k) for c in correct) / len(test) for k in e.k}

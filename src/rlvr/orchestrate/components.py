@@ -18,6 +18,7 @@ from rlvr.tasks.registry import load_splits
 from rlvr.tasks.sampler import check_batch_fits
 from rlvr.orchestrate.plan import RunPlan
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
+from rlvr.tasks.chat import renderer, with_chat_template
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.critic import CriticTrainer, ValueModel
 from rlvr.train.fsdp import FSDPTrainer
@@ -47,9 +48,18 @@ def resolve_path(path: str, base: Path) -> Path:
     return base / p
 
 
-def load_task(config: Config, base: Path) -> tuple[list[Sample], list[Sample]]:
+def load_task(config: Config, base: Path, tokenizer=None) -> tuple[list[Sample], list[Sample]]:
     """The task's (train, test), through the registry `rlvr eval` shares (tasks/registry.py)."""
-    return load_splits(config.task, lambda path: resolve_path(path, base))
+    return load_splits(config.task, lambda path: resolve_path(path, base), prompt_renderer(config, base, tokenizer))
+
+
+def prompt_renderer(config: Config, base: Path, tokenizer=None):
+    """Chat messages → prompt text with the run's template. `tokenizer` (its template set) is
+    used when given, else loaded from model.path on the first messages prompt."""
+    setting = config.model.chat_template
+    fetch = (lambda: tokenizer) if tokenizer is not None else (
+        lambda: with_chat_template(load_tokenizer(resolve_path(config.model.path, base)), setting, base))
+    return renderer(setting, fetch)
 
 
 def check_prompt_lengths(samples: list[Sample], tokenizer, context: int | None, max_new: int) -> None:
@@ -117,9 +127,10 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Compon
     """Everything the plan needs, loaded. `weights_from` (a checkpoint) replaces the model's weights."""
     config, objective = plan.config, plan.objective
     model_path = resolve_path(config.model.path, base)
-    tokenizer = load_tokenizer(model_path)
+    tokenizer = with_chat_template(load_tokenizer(model_path), config.model.chat_template, base)
     device = resolve_device(config.model.device)
-    train_set, test_set = plan.task.load(config.task, lambda path: resolve_path(path, base))  # before any weight
+    train_set, test_set = plan.task.load(config.task, lambda path: resolve_path(path, base),  # before any weight
+                                         prompt_renderer(config, base, tokenizer))
     check_batch_fits(len(train_set), config.sampling.prompts_per_step)
     model = load_policy(config, model_path, weights_from).to(device)
     context = getattr(model.config, "max_position_embeddings", None)

@@ -74,7 +74,7 @@ def score_one(fn: RewardFn, sample: Sample, rollout: Rollout) -> Verdict:
     """Call the reward function once; raise RewardError on any failure."""
     name = getattr(fn, "__name__", type(fn).__name__)
     try:
-        out = call_reward(fn, rollout.text, sample.answer, sample.prompt)
+        out = call_reward(fn, rollout.text, sample.answer, sample.prompt, sample.extra)
     except Exception as e:  # user code: any failure is reported with where it happened
         raise RewardError(f"reward function {name} raised {type(e).__name__}: {e} (sample {sample.source})") from None
     verdict = out if isinstance(out, Verdict) else Verdict(score=_as_float(out, name, sample), reason="")

@@ -8,6 +8,11 @@ named `response` and `gold` (their order then does not matter), and positionally
 
 One that judges the response against its question (a generative judge, rules, the probability
 reward) sets the attribute `needs_prompt = True` and also gets `prompt=prompt`.
+
+A dataset's extra columns (`task.extra_fields`, kept on `Sample.extra`) reach a function that
+names them as parameters: `def reward(response, gold, difficulty)` gets `difficulty=...`.
+Only parameters named explicitly receive one; `**kwargs` receives none (a wrapper forwarding
+`**kwargs` to a verifier would hand it keywords it does not take).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import inspect
 from functools import lru_cache
 from typing import Any, Callable
+
+from rlvr.rewards.verdict import Verdict
 
 
 def _binds_names(fn: Callable[..., Any], prompt: bool) -> bool:
@@ -42,17 +49,43 @@ def by_name(fn: Callable[..., Any], prompt: bool = False) -> bool:
     return _binds_names_cached(fn, prompt)
 
 
-def call_verifier(fn: Callable[..., Any], response: str, gold: Any) -> Any:
-    """`fn(response=response, gold=gold)`, or `fn(response, gold)` for other parameter names."""
+def _named_parameters(fn: Callable[..., Any]) -> frozenset[str]:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset()
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(p.name for p in parameters if p.kind in keyword)
+
+
+def extra_arguments(fn: Callable[..., Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    """The entries of `extra` whose names are parameters of `fn` (see the module docstring)."""
+    if not extra:
+        return {}
+    names = _named_parameters(fn)
+    return {k: v for k, v in extra.items() if k in names}
+
+
+def call_verifier(fn: Callable[..., Any], response: str, gold: Any, extra: dict[str, Any] | None = None) -> Any:
+    """`fn(response=response, gold=gold)`, or `fn(response, gold)` for other parameter names;
+    plus the `extra` columns `fn` names."""
+    more = extra_arguments(fn, extra)
     if by_name(fn):
-        return fn(response=response, gold=gold)
-    return fn(response, gold)
+        return fn(response=response, gold=gold, **more)
+    return fn(response, gold, **more)
 
 
-def call_reward(fn: Callable[..., Any], response: str, gold: Any, prompt: str) -> Any:
+def call_reward(fn: Callable[..., Any], response: str, gold: Any, prompt: str,
+                extra: dict[str, Any] | None = None) -> Any:
     """As `call_verifier`, with `prompt=` for a function that sets `needs_prompt = True`."""
     if not getattr(fn, "needs_prompt", False):
-        return call_verifier(fn, response, gold)
+        return call_verifier(fn, response, gold, extra)
+    more = extra_arguments(fn, extra)
     if by_name(fn, prompt=True):
-        return fn(response=response, gold=gold, prompt=prompt)
-    return fn(response, gold, prompt=prompt)
+        return fn(response=response, gold=gold, prompt=prompt, **more)
+    return fn(response, gold, prompt=prompt, **more)
+
+
+def score_of(out: Any) -> float:
+    """The score of what a reward function returned: a Verdict's `.score`, or the number."""
+    return out.score if isinstance(out, Verdict) else float(out)

@@ -1,8 +1,9 @@
 """Task kind -> how to load its (train, test) splits: the one dispatcher that training
 (`load_task`) and `rlvr eval --task` share. The kinds are rlvr/names.py's TASK_KIND.
 
-A loader takes the [task] section and a `resolve` that turns a recipe's relative path into a
-file (training reads it from the working directory, else the repo). The rules on a task's
+A loader takes the [task] section, a `resolve` that turns a recipe's relative path into a
+file (training reads it from the working directory, else the repo), and a `render` that turns
+chat messages into the prompt text (rlvr.tasks.chat; None: messages are refused). The rules on a task's
 settings (and on which verifier may score it) ran at load: config/coherence.py.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Literal
+from typing import TYPE_CHECKING, Callable, Literal, Optional
 
 from rlvr import names
 
@@ -24,17 +25,17 @@ Resolve = Callable[[str], Path]
 
 @dataclass(frozen=True)
 class TaskKind:
-    load: Callable[["TaskSection", Resolve], Splits]
+    load: Callable[["TaskSection", Resolve, Optional[Callable]], Splits]
     scorer: Literal["math", "code"]  # the verifier `rlvr eval --task KIND` scores with
 
 
-def _arithmetic(t: TaskSection, resolve: Resolve) -> Splits:
+def _arithmetic(t: TaskSection, resolve: Resolve, render=None) -> Splits:
     from rlvr.tasks.arithmetic import arithmetic_splits
 
     return arithmetic_splits(seed=t.seed, test_size=t.test_size, low=t.low, high=t.high, ops=t.ops)
 
 
-def _jsonl(t: TaskSection, resolve: Resolve) -> Splits:
+def _jsonl(t: TaskSection, resolve: Resolve, render=None) -> Splits:
     from rlvr.tasks.jsonl import load_jsonl
 
     train = load_jsonl(resolve(t.train_path)) if t.train_path else []
@@ -42,16 +43,23 @@ def _jsonl(t: TaskSection, resolve: Resolve) -> Splits:
     return train, test
 
 
-def _humaneval(t: TaskSection, resolve: Resolve) -> Splits:
+def _humaneval(t: TaskSection, resolve: Resolve, render=None) -> Splits:
     from rlvr.tasks.humaneval import humaneval_splits
 
     return humaneval_splits()  # ([], all 164): config/coherence.py refuses to train on it
 
 
-def _reasoning_gym(t: TaskSection, resolve: Resolve) -> Splits:
+def _reasoning_gym(t: TaskSection, resolve: Resolve, render=None) -> Splits:
     from rlvr.tasks.reasoning_gym import gym_splits  # imports reasoning-gym (~1 s) only when asked
 
     return gym_splits(t.gym_tasks, size=t.gym_size, seed=t.seed, test_size=t.test_size)
+
+
+def _datasets(t: TaskSection, resolve: Resolve, render=None) -> Splits:
+    from rlvr.tasks.chat import renderer
+    from rlvr.tasks.files import dataset_splits  # imports `datasets` (~1 s) only when asked
+
+    return dataset_splits(t, resolve, render or renderer("none", lambda: None))
 
 
 TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
@@ -59,9 +67,10 @@ TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
     "jsonl": TaskKind(_jsonl, scorer="math"),
     "humaneval": TaskKind(_humaneval, scorer="code"),
     "reasoning_gym": TaskKind(_reasoning_gym, scorer="math"),  # eval: the default, numeric generator
+    "datasets": TaskKind(_datasets, scorer="math"),
 }, table="TASKS")
 
 
-def load_splits(t: TaskSection, resolve: Resolve = Path) -> Splits:
+def load_splits(t: TaskSection, resolve: Resolve = Path, render=None) -> Splits:
     """(train, test) of the task the [task] section describes."""
-    return TASKS[t.kind].load(t, resolve)
+    return TASKS[t.kind].load(t, resolve, render)
