@@ -73,10 +73,10 @@ _OR_GAP = re.compile(r"\bor\b")
 # "0.\overline{3}" / "0.(3)" (repeating), ".4", with an optional trailing percent sign.
 _NUMBER = re.compile(
     r"(?:(?<![\w)}\]])-|(?<![\d.a-zA-Z]))"
-    r"(?:\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"
+    r"(?:(?:\d+\s*)?\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"  # "2\frac{1}{2}" is one mixed number
     r"|\d+ \d+/\d+(?![\d/])"
     r"|(?:\d{1,3}(?:(?:,|\{,\}|\\,|,\\!| )\d{3})+(?!\d)|\d+|(?=\.\d))"
-    r"(?:\.\d*(?:\\overline\s*\{\d+\}|\(\d+\))|\.\d+)?(?:/\d+)?)"
+    r"(?:\.\d*(?:\\overline\s*\{\d+\}|\(\d+\))|\.\d+)?(?:/\d+)?(?:[eE][+-]?\d+(?![\w.]))?)"
     r"(?:\s*\\?%)?"
 )
 # Between two numbers (or letters), only spaces and list separators: "2, 3, 5 or 19" is a

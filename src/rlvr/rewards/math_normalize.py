@@ -18,6 +18,9 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from rlvr.rewards.math_unicode import unicode_to_latex
+from rlvr.rewards.math_words import number_word_value
+
 _DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
 _FRACTION = re.compile(r"(-?\d+(?:\.\d+)?)/(-?\d+(?:\.\d+)?)")
 _MIXED = re.compile(r"(-?)(\d+)\s+(\d+)/(\d+)")
@@ -50,6 +53,20 @@ _UNIT_TAIL = re.compile(
 _PERCENT = re.compile(r"\s*(?:\\%|%|\s+percent|\\text\{\s*percent\s*\})\s*$")
 _CHOICE = re.compile(r"(?:(?:option|choice)\s+)?\(?\s*([A-Ja-j])\s*(?:\)|\.|:)?", re.IGNORECASE)
 _CHOICE_GOLD = re.compile(r"\(?\s*([A-J])\s*\)?")
+# Scientific notation, exactly: "3.2e5", "6.02 \\times 10^{23}", "1.5 \\cdot 10^{-3}". The
+# exponent has at most 3 digits; longer ones are `too_large`'s to refuse, unread.
+_SCIENTIFIC = re.compile(
+    r"(-?\d+(?:\.\d+)?)\s*(?:[eE]([+-]?\d{1,3})|(?:\\times|\\cdot|\*)\s*10\s*\^\s*(?:\{\s*([+-]?\d{1,3})\s*\}|(\d)))"
+)
+# The whole real line, in words or as a set: "all real numbers", "\\mathbb{R}". Nothing may
+# follow: "all real numbers except 0" is another set.
+_ALL_REALS = re.compile(
+    r"(?:(?:the\s+)?set\s+of\s+)?(?:all|every)\s+real(?:\s+numbers?|s)?(?:\s+[a-z])?|\\mathbb\s*\{?\s*R\s*\}?",
+    re.IGNORECASE,
+)
+_REALS_TOKEN = re.compile(r"\\mathbb\s*\{\s*R\s*\}(?!\s*[\^_])|\\mathbb\s+R\b(?!\s*[\^_])")
+_EMPTY_SET = re.compile(r"\\varnothing|\\emptyset|\\\{\s*\\\}")
+_OPTION_SPACING = re.compile(r"\\[ ,;:!]|~|\\q?quad\b")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
 _HEDGE_WORDS = re.compile(
     r"\s+(?:or|and)\s+|\\text\{\s*(?:or|and)\s*\}|\\(?:quad|qquad)|(?<=[)\]}])\s*(?:or|and)\s*(?=[(\[{])"
@@ -69,7 +86,7 @@ def clean(text: str) -> str:
     """The common form both sides are compared in: no delimiters, spacing, degrees or
     currency; `\\dfrac` is `\\frac`, ".4" is "0.4", "11,\\!111" is "11,111", `bmatrix`
     is `pmatrix`; no trailing full stop. Unit words are left to `to_fraction`."""
-    text = text.strip()
+    text = unicode_to_latex(text).strip()
     while (match := _DELIMITERS.fullmatch(text)) and match[1].strip() and "$" not in match[1]:
         text = match[1].strip()
     text = re.sub(r",\s*\\!\s*(?=\d{3})", ",", text)  # "11,\\! 111" groups thousands
@@ -86,7 +103,37 @@ def clean(text: str) -> str:
     text = " ".join(text.split()).rstrip(".").strip()
     while len(text) > 2 and text[0] == "{" and text[-1] == "}" and _one_group(text):
         text = text[1:-1].strip()
-    return plus_minus(text)
+    return plus_minus(_named_forms(text))
+
+
+def _named_forms(text: str) -> str:
+    """Answers written as words or set symbols, in the one form compared: "twelve" is "12",
+    "all real numbers" and `\\mathbb{R}` are "(-\\infty, \\infty)", `\\varnothing` and `\\{\\}` are
+    `\\emptyset`, a nested list "[[1, 0], [0, 1]]" is the `pmatrix` it writes row by row."""
+    if (value := number_word_value(text)) is not None:
+        return str(value)
+    if _ALL_REALS.fullmatch(text):
+        return "(-\\infty, \\infty)"
+    text = _REALS_TOKEN.sub(r"(-\\infty, \\infty)", text) if "mathbb" in text else text
+    text = _EMPTY_SET.sub(r"\\emptyset", text) if "\\" in text else text
+    return nested_list_matrix(text) or text
+
+
+def nested_list_matrix(text: str) -> str | None:
+    """"[[1, 0], [0, 1]]" -> the `pmatrix` with those rows; None unless every row is a
+    bracketed list of the same length (at least two rows, or one row of two or more)."""
+    if not (text.startswith("[") and text.endswith("]") and text[1:].lstrip().startswith("[")):
+        return None
+    rows = top_level_items(text[1:-1])
+    if not rows or not all(row.startswith("[") and row.endswith("]") for row in rows):
+        return None
+    cells = [top_level_items(row[1:-1]) for row in rows]
+    if len({len(row) for row in cells}) != 1 or len(cells) * len(cells[0]) < 2:
+        return None
+    if any("[" in cell or "]" in cell for row in cells for cell in row):
+        return None
+    body = " \\\\ ".join(" & ".join(row) for row in cells)
+    return f"\\begin{{pmatrix}}{body}\\end{{pmatrix}}"
 
 
 def plus_minus(text: str) -> str:
@@ -154,6 +201,9 @@ def to_fraction(text: str) -> Fraction | None:
     text = _strip_decoration(text)
     if match := _REPEATING.fullmatch(text):
         return _repeating_value(match)
+    if match := _SCIENTIFIC.fullmatch(text):
+        mantissa, *exponents = match.groups()
+        return Fraction(mantissa) * Fraction(10) ** int(next(e for e in exponents if e))
     if _THOUSANDS.fullmatch(text):
         text = re.sub(r"\{,\}|\\,|\\ |\\;|[, ]", "", text)
     negative = text.startswith("-")
@@ -178,14 +228,14 @@ def choice_letter(text: str) -> str | None:
     Lower case is accepted here because only answer positions (a box, an answer tag, the words
     after "answer:") are passed in; a bare "a" in prose is never read as a choice.
     """
-    text = _TEXT.sub(r"\1", text).strip().strip("$").strip()
+    text = _OPTION_SPACING.sub(" ", _TEXT.sub(r"\1 ", text)).strip().strip("$").strip()
     match = _CHOICE.fullmatch(text) or re.fullmatch(r"\(?([A-J])\)\s.*", text, re.DOTALL)
     return match[1].upper() if match else None
 
 
 def is_choice_gold(gold: str) -> bool:
     """True when the gold answer is a single capital letter A-J, optionally in parentheses."""
-    return _CHOICE_GOLD.fullmatch(gold.strip().strip("$")) is not None
+    return _CHOICE_GOLD.fullmatch(_TEXT.sub(r"\1", gold.strip().strip("$")).strip()) is not None
 
 
 def top_level_items(text: str) -> list[str]:

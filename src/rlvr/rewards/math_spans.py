@@ -135,21 +135,54 @@ def extract_math_span(text: str) -> str | None:
     ("$x^2=25$, so x = 5") is left to the last-number extractor. Spans inside questions are
     skipped, and a lone variable ("... the value of $x$") is not an answer.
     """
-    if "$" not in text and "\\(" not in text and "\\[" not in text:
-        return None
     text = without_questions(text)
+    if "$" not in text and "\\(" not in text and "\\[" not in text:
+        return _plain_final(text)
     spans = [m for m in _SPAN.finditer(text) if (m["a"] or m["b"] or m["c"] or m["d"]).strip()]
     while spans and re.fullmatch(r"\s*[a-zA-Z]\s*", _inside(spans[-1])):
         spans.pop()
     if not spans:
-        return None
+        return _plain_final(text)
     after = _AFTER_REASON.sub("", text[spans[-1].end() :])
     if re.search(r"\d|[.!\n]\s*[A-Za-z]", after) or len(after.strip()) > 60:
-        return None
+        return _plain_final(text[spans[-1].end() :])
     last = len(spans) - 1
     while last > 0 and _CONNECTORS.fullmatch(text, spans[last - 1].end(), spans[last].start()):
         last -= 1  # "$x = 2$ and $x = -3$": one answer in several spans
     return ", ".join(_inside(span).strip() for span in spans[last:])
+
+
+# The final statement of a reply written without delimiters: after its last sentence end.
+_LAST_SENTENCE = re.compile(r"(?:^|[.!?:](?=\s)|\n)(?P<s>(?:[^.!?:\n]|\.(?=\d)|:(?=\S))*?)[\s.]*$")
+# Where a plain equation starts: a one-letter name, "x =" or "a_1 =", not "2x =" nor "\\alpha".
+_EQUATION_START = re.compile(r"(?<![\w\\])[a-zA-Z](?:_\{?\w+\}?)?\s*=(?!=)")
+_LABEL = re.compile(r"\n?[^\n:]{1,80}:[ \t]+(?P<a>[^\n]+?)[\s.]*$")
+
+
+def _plain_final(text: str) -> str | None:
+    """The answer a final statement without `$` states in plain maths, else None.
+
+    Its last line "Label: answer" gives the answer when that is maths on its own ("Domain:
+    (-\\infty, 0)", "... is the identity: [[1, 0], [0, 1]]"); its last sentence ending in
+    equations gives them ("so the line is y = 1 + 2x", "So x = 3 or x = -3"). A sentence with
+    prose after the equation ("x = 5 is too big") is left to the last-number extractor.
+    """
+    if (label := _LABEL.search(text[-600:])) and (whole := extract_whole(label["a"])):
+        if re.search(r"[\d\\]", whole) and not _prose_words(whole):
+            return whole
+    sentence = _LAST_SENTENCE.search(text[-600:])
+    if sentence is None or "=" not in sentence["s"]:
+        return None
+    for start in _EQUATION_START.finditer(sentence["s"]):
+        tail = sentence["s"][start.start() :].strip()
+        if not _prose_words(tail) and _well_formed(tail):
+            return tail
+    return None
+
+
+def _prose_words(text: str) -> set[str]:
+    """The words of `text` that are not maths ("or", "and", "sin" are; LaTeX commands go)."""
+    return {w.lower() for w in _WORD.findall(_LATEX_WORDS.sub(" ", text))} - _MATH_WORDS
 
 
 def _inside(match: re.Match) -> str:

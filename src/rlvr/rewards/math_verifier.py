@@ -36,6 +36,7 @@ from rlvr.rewards.math_extract import (
     extract_last_number,
 )
 from rlvr.rewards.math_spans import few_words
+from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_structure import as_interval, shape
 from rlvr.rewards.math_normalize import choice_letter, clean, is_choice_gold, to_fraction, top_level_items
 from rlvr.rewards.time_limit import VerifierTimeout
@@ -69,6 +70,7 @@ def gold_answer(gold: str) -> str:
     """The answer a gold string states, by the response's extractors: a box or tag; else the
     gold itself when it is maths with few words ("x = 4", "\\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}");
     else the answer phrase, final maths span or last number of the sentence it is."""
+    gold = unicode_to_latex(gold)
     found = extract_answer(gold, ("boxed", "answer_tag", "whole"))
     if found is None and not few_words(gold):
         found = extract_answer(gold, ("answer_phrase", "math_span", "last_number"))
@@ -152,6 +154,7 @@ class MathVerifier:
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)")
         gold = gold_answer(gold) if len(gold) <= self.max_chars else gold
+        response = unicode_to_latex(response)  # "2½", "10²³", "√3": as the LaTeX they mean
         choice = is_choice_gold(gold)
         found = extract_answer(response, self.extract, choice=choice)
         if found is None and "boxed" in self.extract and extract_boxed(response) == "":
