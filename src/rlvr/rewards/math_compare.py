@@ -336,8 +336,8 @@ def _drop_name(text: str, other: str) -> str:
 
 
 def _vectors_as_tuples(answer: str, gold: str) -> tuple[str, str]:
-    """A vector written as a vector (a one-row or one-column `pmatrix`, "\\langle 2, 3 \\rangle")
-    against a tuple "(2, 3)", or against the other vector notation: both as tuples."""
+    """A vector written as a one-row or one-column `pmatrix` against a tuple "(2, 3)" (or
+    "\\langle 2, 3 \\rangle", which `clean` made one): both as tuples."""
     answer_vector, gold_vector = vector_items(answer), vector_items(gold)
     if answer_vector is None and gold_vector is None:
         return answer, gold

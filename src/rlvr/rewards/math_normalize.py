@@ -66,6 +66,7 @@ _ALL_REALS = re.compile(
 )
 _REALS_TOKEN = re.compile(r"\\mathbb\s*\{\s*R\s*\}(?!\s*[\^_])|\\mathbb\s+R\b(?!\s*[\^_])")
 _EMPTY_SET = re.compile(r"\\varnothing|\\emptyset|\\\{\s*\\\}")
+_ANGLE = re.compile(r"\\langle(.*)\\rangle")
 _OPTION_SPACING = re.compile(r"\\[ ,;:!]|~|\\q?quad\b")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
 _HEDGE_WORDS = re.compile(
@@ -110,10 +111,12 @@ def _named_forms(text: str) -> str:
     """Answers written as words or set symbols, in the one form compared: "twelve" is "12",
     "all real numbers" and `\\mathbb{R}` are "(-\\infty, \\infty)", `\\varnothing` and `\\{\\}` are
     `\\emptyset`, a nested list "[[1, 0], [0, 1]]" is the `pmatrix` it writes row by row."""
-    if (value := number_word_value(text)) is not None:
+    if (value := number_word_value(_TEXT.sub(r"\1", text))) is not None:
         return str(value)
-    if _ALL_REALS.fullmatch(text):
+    if _ALL_REALS.fullmatch(_TEXT.sub(r"\1", text).strip()):
         return "(-\\infty, \\infty)"
+    if (angle := _ANGLE.fullmatch(text)) and "\\langle" not in angle[1]:
+        return f"({angle[1].strip()})"  # the vector "\\langle 1, 5 \\rangle" is the tuple (1, 5)
     text = _REALS_TOKEN.sub(r"(-\\infty, \\infty)", text) if "mathbb" in text else text
     text = _EMPTY_SET.sub(r"\\emptyset", text) if "\\" in text else text
     return nested_list_matrix(text) or text
@@ -228,9 +231,14 @@ def choice_letter(text: str) -> str | None:
     Lower case is accepted here because only answer positions (a box, an answer tag, the words
     after "answer:") are passed in; a bare "a" in prose is never read as a choice.
     """
-    text = _OPTION_SPACING.sub(" ", _TEXT.sub(r"\1 ", text)).strip().strip("$").strip()
+    text = option_text(text)
     match = _CHOICE.fullmatch(text) or re.fullmatch(r"\(?([A-J])\)\s.*", text, re.DOTALL)
     return match[1].upper() if match else None
+
+
+def option_text(text: str) -> str:
+    """A choice as plain text: "\\textbf{(C)}\\ 14" -> "(C)  14" (wrappers and LaTeX spaces out)."""
+    return _OPTION_SPACING.sub(" ", _TEXT.sub(r"\1 ", text)).strip().strip("$").strip()
 
 
 def is_choice_gold(gold: str) -> bool:

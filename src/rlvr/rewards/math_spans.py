@@ -55,6 +55,8 @@ _MAX_WORDS = 4
 _FOREIGN = re.compile(r"[#@~\"?`]|(?<![a-zA-Z])'|[a-zA-Z]\d+[a-zA-Z]|\d[a-df-zA-DF-Z]\d")
 _SHORT_WORDS = {"is", "be", "we", "so", "it", "at", "to", "of", "in", "on", "by", "an", "as", "if", "no"}
 _TRAILER = re.compile(r"[\s.]*$")
+# A linking verb: the words before it name the answer, the maths after it is the answer.
+_STATEMENT = re.compile(r"\s(?:is|are|equals|was)\s+(?=\S)", re.IGNORECASE)
 
 
 def without_questions(text: str) -> str:
@@ -91,6 +93,8 @@ def extract_whole(text: str) -> str | None:
         return inner or None
     if "$" in text or "\\(" in text or "\\[" in text:
         return _joined_spans(text)
+    if _STATEMENT.search(text) and re.search(r"[\d\\]", text):
+        return None  # "The solution set is \\emptyset": a sentence, for `math_span` to read
     return text if few_words(text) and _well_formed(text) else None
 
 
@@ -163,16 +167,21 @@ def _plain_final(text: str) -> str | None:
     """The answer a final statement without `$` states in plain maths, else None.
 
     Its last line "Label: answer" gives the answer when that is maths on its own ("Domain:
-    (-\\infty, 0)", "... is the identity: [[1, 0], [0, 1]]"); its last sentence ending in
-    equations gives them ("so the line is y = 1 + 2x", "So x = 3 or x = -3"). A sentence with
-    prose after the equation ("x = 5 is too big") is left to the last-number extractor.
+    (-\\infty, 0)", "... is the identity: [[1, 0], [0, 1]]"); its last sentence gives the
+    maths after its last "is" ("so the solution set is \\emptyset") or the equations it ends in
+    ("So x = 3 or x = -3"). A sentence with prose after the maths ("x = 5 is too big") is left
+    to the last-number extractor.
     """
     if (label := _LABEL.search(text[-600:])) and (whole := extract_whole(label["a"])):
         if re.search(r"[\d\\]", whole) and not _prose_words(whole):
             return whole
     sentence = _LAST_SENTENCE.search(text[-600:])
-    if sentence is None or "=" not in sentence["s"]:
+    if sentence is None:
         return None
+    stated = list(_STATEMENT.finditer(sentence["s"]))
+    if stated and (tail := sentence["s"][stated[-1].end() :].strip()):
+        if re.search(r"[\d\\]", tail) and not _prose_words(tail) and _well_formed(tail):
+            return tail  # "so the solution set is \\emptyset", "the total is 5 + 7 = 12"
     for start in _EQUATION_START.finditer(sentence["s"]):
         tail = sentence["s"][start.start() :].strip()
         if not _prose_words(tail) and _well_formed(tail):

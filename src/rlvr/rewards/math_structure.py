@@ -24,7 +24,6 @@ _MORE = r">|\\gt\b|\\geqslant\b|\\geq\b|\\ge\b|≥"
 _RELATION = re.compile(rf"({_LESS}|{_MORE})")
 _STRICT = {"<", ">", "\\lt", "\\gt"}
 _MATRIX = re.compile(r"\\begin\{pmatrix\}(.*)\\end\{pmatrix\}", re.DOTALL)
-_ANGLE = re.compile(r"\\langle(.*)\\rangle", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -134,11 +133,8 @@ def matrix_rows(text: str) -> tuple[tuple[str, ...], ...] | None:
 
 
 def vector_items(text: str) -> tuple[str, ...] | None:
-    """The entries of a vector written as a vector: a one-column or one-row `pmatrix`, or
-    "\\langle 2, -1 \\rangle"; None otherwise (a plain tuple is not one: see `tuple_items`)."""
-    if match := _ANGLE.fullmatch(text.strip()):
-        items = top_level_items(match[1])
-        return tuple(items) if len(items) > 1 else None
+    """The entries of a one-column or one-row `pmatrix` (a vector written as a matrix), else
+    None; `clean` has already made "\\langle 2, -1 \\rangle" the tuple (2, -1)."""
     rows = matrix_rows(text)
     if rows is None or (len(rows) > 1 and len(rows[0]) > 1) or len(rows) * len(rows[0]) < 2:
         return None

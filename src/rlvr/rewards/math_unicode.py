@@ -26,7 +26,7 @@ _SYMBOLS = {
     "×": "\\times ", "⋅": "\\cdot ", "·": "\\cdot ", "∙": "\\cdot ", "÷": "\\div ",
     "∞": "\\infty ", "∪": "\\cup ", "∩": "\\cap ", "∅": "\\emptyset ", "∈": "\\in ",
     "≤": "\\le ", "≥": "\\ge ", "≠": "\\ne ", "≈": "\\approx ", "±": "\\pm ", "∓": "\\mp ",
-    "π": "\\pi ", "θ": "\\theta ", "°": "^\\circ ", "ℝ": "\\mathbb{R}", "\u00a0": " ",
+    "π": "\\pi ", "θ": "\\theta ", "°": "^\\circ ", "ℝ": "\\mathbb{R}", "⟨": "\\langle ", "⟩": "\\rangle ", "\u00a0": " ",
     "\u2009": " ", "\u202f": " ",
 }
 # Every vulgar fraction of Unicode (½ ⅓ ⅔ ¼ ¾ ⅕ ... ⅞ ↉), read from its name, not listed by hand.

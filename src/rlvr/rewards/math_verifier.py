@@ -38,7 +38,14 @@ from rlvr.rewards.math_extract import (
 from rlvr.rewards.math_spans import few_words
 from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_structure import as_interval, shape
-from rlvr.rewards.math_normalize import choice_letter, clean, is_choice_gold, to_fraction, top_level_items
+from rlvr.rewards.math_normalize import (
+    choice_letter,
+    clean,
+    is_choice_gold,
+    option_text,
+    to_fraction,
+    top_level_items,
+)
 from rlvr.rewards.time_limit import VerifierTimeout
 from rlvr.rewards.verdict import Verdict
 
@@ -195,7 +202,7 @@ class MathVerifier:
 
 def _judge_choice(method: str, answer: str, gold: str) -> Verdict:
     """A multiple-choice gold: the answer must name exactly one letter, the same one."""
-    items = top_level_items(answer)
+    items = top_level_items(option_text(answer))  # "\\mathrm{(C)}\\,14": "\\," is no list
     letter = choice_letter(answer)
     if len(items) > 1 and len({choice_letter(item) for item in items}) > 1:
         letter = None  # "(A) or (B)": a hedge across choices
