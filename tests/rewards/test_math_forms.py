@@ -48,6 +48,8 @@ FORMS = {
         ("The range is everything from 0 up.\nRange: [0, ∞)", "[0,\\infty)", 1),
         ("The answer is (−∞, −1) ∪ (1, ∞).", "(-\\infty,-1)\\cup(1,\\infty)", 1),
         ("\\boxed{\\frac12}", "½", 1),  # a Unicode gold
+        ("The floor is 12 m².", "12", 1),  # an area unit typed with a superscript
+        ("The area comes to 12 m².", "2", 0),  # the exponent is not a number of its own
         ("The answer is ½.", "\\frac13", 0),
         ("Answer: 2⅓", "\\frac{5}{2}", 0),
         ("Answer: −¼", "\\frac14", 0),  # the sign counts
@@ -111,6 +113,13 @@ FORMS = {
         ("Answer: [[2, 1], [3, 1]]", "\\begin{pmatrix} 2 & 1 \\\\ 1 & 3 \\end{pmatrix}", 0),
         ("Answer: [[2, 1, 0], [1, 3, 0]]", "\\begin{pmatrix} 2 & 1 \\\\ 1 & 3 \\end{pmatrix}", 0),
         ("\\boxed{[[1, 2, 3]]}", "\\begin{pmatrix} 1 \\\\ 2 \\\\ 3 \\end{pmatrix}", 0),  # row vs column
+
+        # entry by entry with the number rules: a repeating decimal (MATH writes 0.\overline{3}),
+        # a short approximation
+        ("\\boxed{\\begin{pmatrix} 0.\\overline{3} & 0 \\\\ 0 & 1 \\end{pmatrix}}",
+         "\\begin{pmatrix} \\frac13 & 0 \\\\ 0 & 1 \\end{pmatrix}", 1),
+        ("\\boxed{\\begin{pmatrix} 0.333 & 0 \\\\ 0 & 1 \\end{pmatrix}}",
+         "\\begin{pmatrix} \\frac13 & 0 \\\\ 0 & 1 \\end{pmatrix}", 0),
     ],
     # e-notation as calculators and Python print it, against MATH / GSM8K golds
     "e_notation": [
@@ -120,6 +129,8 @@ FORMS = {
         ("#### 1.2e+3", "1200", 1),
         ("Multiplying, 25 * 4000 = 1e5.\nAnswer: 1e5", "100000", 1),
         ("\\boxed{6.5 \\times 10^{-4}}", "0.00065", 1),
+        ("So the population grows to 4.5e6", "4500000", 1),  # the last number, in e-notation
+        ("So the population grows to 4.5e5", "4500000", 0),
         ("\\boxed{3.2e4}", "320000", 0),  # one power of ten off
         ("\\boxed{4.5e6}", "4.5 \\times 10^{7}", 0),
         ("\\boxed{2e-3}", "0.02", 0),
@@ -135,6 +146,8 @@ FORMS = {
         ("\\boxed{C}", "\\text{(C)}", 1),
         ("The answer is (C) 14.", "\\textbf{(C)}", 1),
         ("\\boxed{\\textbf{(C)}}", "$\\textbf{C}$", 1),
+        ("$C$", "$\\text{C}$", 1),  # Math-Verify's tests write letter golds in \text{}
+        ("$D$", "$\\text{C}$", 0),
         ("So $\\boxed{\\textbf{(D)}\\ 14}$", "C", 0),  # the adjacent letter
         ("\\boxed{\\text{(B) } 14}", "\\text{(C)}", 0),
         ("\\boxed{14}", "C", 0),  # the option's value without its letter

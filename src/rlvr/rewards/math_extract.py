@@ -72,6 +72,7 @@ _OR_GAP = re.compile(r"\bor\b")
 # One number: "1,234" and "1 234" (thousands), "3/4", "2 1/2" (mixed), "\frac{1}{2}",
 # "0.\overline{3}" / "0.(3)" (repeating), ".4", with an optional trailing percent sign.
 _NUMBER = re.compile(
+    r"(?<![\^_])(?<![\^_]\{)"  # an exponent or an index is not a number of its own: "m^{2}"
     r"(?:(?<![\w)}\]])-|(?<![\d.a-zA-Z]))"
     r"(?:(?:\d+\s*)?\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"  # "2\frac{1}{2}" is one mixed number
     r"|\d+ \d+/\d+(?![\d/])"
@@ -237,7 +238,7 @@ def extract_last_choice(text: str) -> str | None:
 
     A letter closing a list ("A, B, C or D") returns the list, which then fails as a hedge.
     """
-    text = _WRAPPED_LETTER.sub(r"\1", without_questions(text))
+    text = _WRAPPED_LETTER.sub(r"\1", without_questions(text)).replace("$", " ")  # "$E$"
     if leading := _LEADING_CHOICE.match(text):
         return leading[0].strip()  # "A. Because B is not valid": the reply opens with its choice
     mentions = [

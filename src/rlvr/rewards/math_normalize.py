@@ -48,7 +48,8 @@ _MATRIX_STYLE = re.compile(r"\\(begin|end)\{[bB]matrix\}")
 _UNIT_TAIL = re.compile(
     r"(?<=\d)(?:\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)"
     r"|(?:\s+(?!(?:pi|sqrt|log|ln|sin|cos|tan|exp|inf|infty|mod)\b)[a-zA-Z]{2,}\.?)+"
-    r"(?:\s*\^\s*\{?\s*[23]\s*\}?|/[a-zA-Z]{1,3})?)$"  # "cm^2", "m/s"
+    r"(?:\s*\^\s*\{?\s*[23]\s*\}?|/[a-zA-Z]{1,3})?"  # "cm^2", "m/s"
+    r"|\s*(?:[kcm]?m|in|ft|yd)\s*\^\s*\{?\s*[23]\s*\}?)$"  # "5m²" typed: "5m^{2}"
 )
 _PERCENT = re.compile(r"\s*(?:\\%|%|\s+percent|\\text\{\s*percent\s*\})\s*$")
 _CHOICE = re.compile(r"(?:(?:option|choice)\s+)?\(?\s*([A-Ja-j])\s*(?:\)|\.|:)?", re.IGNORECASE)
