@@ -151,6 +151,8 @@ FORMS = {
         ("So $\\boxed{\\textbf{(D)}\\ 14}$", "C", 0),  # the adjacent letter
         ("\\boxed{\\text{(B) } 14}", "\\text{(C)}", 0),
         ("\\boxed{14}", "C", 0),  # the option's value without its letter
+        # AMC statements list the options with \qquad: a reply copying them chooses nothing
+        ("\\boxed{\\textbf{(A) }\\frac{1}{2}\\qquad\\textbf{(B) }1}", "A", 0),
     ],
 }
 CASES = [(name, *case) for name, cases in FORMS.items() for case in cases]

@@ -68,7 +68,8 @@ _ALL_REALS = re.compile(
 _REALS_TOKEN = re.compile(r"\\mathbb\s*\{\s*R\s*\}(?!\s*[\^_])|\\mathbb\s+R\b(?!\s*[\^_])")
 _EMPTY_SET = re.compile(r"\\varnothing|\\emptyset|\\\{\s*\\\}")
 _ANGLE = re.compile(r"\\langle(.*)\\rangle")
-_OPTION_SPACING = re.compile(r"\\[ ,;:!]|~|\\q?quad\b")
+# Thin spaces inside one option ("\\textbf{(C)}\\ 14"); a "\\qquad" separates options, so stays.
+_OPTION_SPACING = re.compile(r"\\[ ,;:!]|~")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
 _HEDGE_WORDS = re.compile(
     r"\s+(?:or|and)\s+|\\text\{\s*(?:or|and)\s*\}|\\(?:quad|qquad)|(?<=[)\]}])\s*(?:or|and)\s*(?=[(\[{])"
