@@ -80,6 +80,7 @@ FORMS = {
         ("The slope is -1, so the line is y = 3 - x.", "y=-x+3", 1),
         ("Solving both, a = 4, b = 7.", "(4, 7)", 1),
         ("x = 5 is too large, so x = 4.", "4", 1),
+        ("The speed is 5 m/s.", "5", 1),  # a unit after "is" is not maths of its own
         ("Factoring gives two roots.\nSo x = 5 or x = -2.", "5, 2", 0),
         ("The slope is 1, so the line is y = x + 3.", "y=-x+3", 0),
         ("Factoring gives two roots.\nSo x = 5 or x = -2.", "5", 0),  # two roots for one
@@ -131,6 +132,8 @@ FORMS = {
         ("\\boxed{6.5 \\times 10^{-4}}", "0.00065", 1),
         ("So the population grows to 4.5e6", "4500000", 1),  # the last number, in e-notation
         ("So the population grows to 4.5e5", "4500000", 0),
+        ("\\boxed{1e5}", "10^{5}", 1),  # not 1 * e * 5
+        ("\\boxed{1e5}", "10^{6}", 0),
         ("\\boxed{3.2e4}", "320000", 0),  # one power of ten off
         ("\\boxed{4.5e6}", "4.5 \\times 10^{7}", 0),
         ("\\boxed{2e-3}", "0.02", 0),

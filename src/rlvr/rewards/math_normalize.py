@@ -59,6 +59,9 @@ _CHOICE_GOLD = re.compile(r"\(?\s*([A-J])\s*\)?")
 _SCIENTIFIC = re.compile(
     r"(-?\d+(?:\.\d+)?)\s*(?:[eE]([+-]?\d{1,3})|(?:\\times|\\cdot|\*)\s*10\s*\^\s*(?:\{\s*([+-]?\d{1,3})\s*\}|(\d)))"
 )
+# "3.2e5" as LaTeX, so that every later reading agrees (the value reader would take "e" for
+# Euler's number); a 4+ digit exponent is left for `too_large` to refuse.
+_E_NOTATION = re.compile(r"(?<![\w.\\])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})(?![\w.])")
 # The whole real line, in words or as a set: "all real numbers", "\\mathbb{R}". Nothing may
 # follow: "all real numbers except 0" is another set.
 _ALL_REALS = re.compile(
@@ -102,6 +105,7 @@ def clean(text: str) -> str:
     text = re.sub(r"([_^])\{\s*(\w)\s*\}", r"\1\2", text)  # "x^{2}" is "x^2", "a_{3}" is "a_3"
     text = _CURRENCY.sub(" ", text) if re.search(r"\d", text) else text
     text = _LEADING_DOT.sub("0.", text)
+    text = _E_NOTATION.sub(r"\1 \\times 10^{\2}", text) if "e" in text.lower() else text
     text = re.sub(r"\\,(?!\d{3}(?!\d))", " ", text)
     text = " ".join(text.split()).rstrip(".").strip()
     while len(text) > 2 and text[0] == "{" and text[-1] == "}" and _one_group(text):

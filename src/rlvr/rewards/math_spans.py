@@ -168,7 +168,7 @@ def _plain_final(text: str) -> str | None:
 
     Its last line "Label: answer" gives the answer when that is maths on its own ("Domain:
     (-\\infty, 0)", "... is the identity: [[1, 0], [0, 1]]"); its last sentence gives the
-    maths after its last "is" ("so the solution set is \\emptyset") or the equations it ends in
+    LaTeX after its last "is" ("so the solution set is \\emptyset") or the equations it ends in
     ("So x = 3 or x = -3"). A sentence with prose after the maths ("x = 5 is too big") is left
     to the last-number extractor.
     """
@@ -180,8 +180,10 @@ def _plain_final(text: str) -> str | None:
         return None
     stated = list(_STATEMENT.finditer(sentence["s"]))
     if stated and (tail := sentence["s"][stated[-1].end() :].strip()):
-        if re.search(r"[\d\\]", tail) and not _prose_words(tail) and _well_formed(tail):
-            return tail  # "so the solution set is \\emptyset", "the total is 5 + 7 = 12"
+        # LaTeX only ("so the solution set is \\emptyset"): a plain number, with its unit
+        # ("5 m/s"), is the last-number extractor's
+        if "\\" in tail and not _prose_words(tail) and _well_formed(tail):
+            return tail
     for start in _EQUATION_START.finditer(sentence["s"]):
         tail = sentence["s"][start.start() :].strip()
         if not _prose_words(tail) and _well_formed(tail):
