@@ -15,7 +15,8 @@ Rules, each tested in tests/rewards/test_math_verifier.py:
 - Whole response (`whole`): a short reply that is itself the answer, bare LaTeX, one
   `$...$` / `\\(...\\)` / `\\[...\\]` span, or a few plain words ("Monday").
 - Last maths span (`math_span`): the last `$...$` / `\\(...\\)` / `\\[...\\]` of the last
-  sentence that has one, when that sentence is not a question.
+  sentence that has one, when that sentence is not a question; else the final statement's
+  plain maths ("Domain: (-\\infty, 0)", "so the line is y = 1 + 2x").
 - Last number: numbers in sentences that end in "?" are skipped (a restated question is not
   an answer); a final number that closes a list ("2, 3, 5 or 19") returns the whole list,
   which then fails as a hedge.

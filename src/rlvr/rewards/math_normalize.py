@@ -10,7 +10,10 @@ no time limit. Applied to both sides (response and gold):
 - currency and units: "$5.00", "\\$5", "5 dollars", "USD 5", "5\\text{ cm}" are 5;
 - percentages: `split_percent` separates "50\\%" / "50 percent" into (50, True);
 - multiple-choice letters: "(B)", "B)", "\\text{(B)}", "b." are "B" (`choice_letter`);
-- hedges: `top_level_items` splits "19 or 20", "1, 2, 19" into several answers.
+- hedges: `top_level_items` splits "19 or 20", "1, 2, 19" into several answers;
+- Unicode maths ("2½", "10²³", "√3": `math_unicode`), number words ("twelve": `math_words`),
+  scientific notation ("3.2e5", "3.2 \\times 10^{5}", exactly), "all real numbers", the
+  empty set's spellings, "\\langle 1, 2 \\rangle" and nested lists "[[1, 0], [0, 1]]".
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Three stages, each small and separately testable:
 
 1. Extraction (`math_extract.py`, `math_spans.py`): pull one answer string out of the
    completion, and out of the gold answer by the same path (a gold may be a worked solution,
-   a boxed value or a sentence).
+   a boxed value or a sentence). Unicode maths ("2½", "√3", "10²³") is first rewritten as
+   LaTeX on both sides (`math_unicode.py`).
 2. Normalisation (`math_normalize.py`), on both sides: delimiters, mixed numbers, thousands
    separators, currency, units and degrees (dropped, never converted), percentages,
    repeating decimals, multiple-choice letters, hedges.
