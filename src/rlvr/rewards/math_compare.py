@@ -36,7 +36,15 @@ from rlvr.rewards.math_normalize import (
 from rlvr.rewards.math_numeric import numeric_value, variables
 from rlvr.rewards.math_numeric import tokens as numeric_tokens
 from rlvr.rewards.math_polynomial import polynomial
-from rlvr.rewards.math_structure import Shape, as_interval, assignment, shape
+from rlvr.rewards.math_structure import (
+    Shape,
+    as_interval,
+    assignment,
+    matrix_rows,
+    shape,
+    tuple_items,
+    vector_items,
+)
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 
 MAX_ANSWER_CHARS = 500
@@ -244,6 +252,10 @@ class Comparison:
         answer, gold = plus_minus(answer), plus_minus(gold)  # "x = 1 \\pm 2" only now
         answer, gold = _union(answer), _union(gold)
         answer, gold = _as_intervals(answer, gold)
+        answer, gold = _vectors_as_tuples(answer, gold)
+        answer_rows, gold_rows = matrix_rows(answer), matrix_rows(gold)
+        if answer_rows and gold_rows:
+            return self._matrices(answer_rows, gold_rows)
         answer_shape, gold_shape = shape(answer), shape(gold)
         answer_names, gold_names = _assignments(answer_shape), _assignments(gold_shape)
         if answer_names and gold_names:
@@ -258,6 +270,13 @@ class Comparison:
         if set(answer) != set(gold):
             return False
         return all(self.equal(answer[name], gold[name]) is True for name in gold)
+
+    def _matrices(self, answer: tuple, gold: tuple) -> bool:
+        """Two matrices: the same rows and columns (a row is not a column), entry by entry."""
+        if len(answer) != len(gold) or len(answer[0]) != len(gold[0]):
+            return False
+        pairs = [(a, g) for answer_row, gold_row in zip(answer, gold) for a, g in zip(answer_row, gold_row)]
+        return all(self.equal(a, g) is True for a, g in pairs)
 
     def _structures(self, answer: Shape, gold: Shape) -> bool | None:
         """Lists, tuples, sets and intervals item by item (step 3 of the module docstring)."""
@@ -314,6 +333,21 @@ def _drop_name(text: str, other: str) -> str:
             return left.strip()  # "7 = 11a+c" states the value 7, not the expression
         return right  # a worked chain states its last value
     return text
+
+
+def _vectors_as_tuples(answer: str, gold: str) -> tuple[str, str]:
+    """A vector written as a one-row or one-column `pmatrix` against a tuple "(2, 3)" (or
+    "\\langle 2, 3 \\rangle", which `clean` made one): both as tuples."""
+    answer_vector, gold_vector = vector_items(answer), vector_items(gold)
+    if answer_vector is None and gold_vector is None:
+        return answer, gold
+    if matrix_rows(answer) and matrix_rows(gold):
+        return answer, gold  # two matrices: a row vector is not a column vector
+    answer_items = answer_vector or tuple_items(answer)
+    gold_items = gold_vector or tuple_items(gold)
+    if answer_items is None or gold_items is None:
+        return answer, gold
+    return f"({', '.join(answer_items)})", f"({', '.join(gold_items)})"
 
 
 def _union(text: str) -> str:

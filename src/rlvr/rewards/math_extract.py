@@ -15,7 +15,8 @@ Rules, each tested in tests/rewards/test_math_verifier.py:
 - Whole response (`whole`): a short reply that is itself the answer, bare LaTeX, one
   `$...$` / `\\(...\\)` / `\\[...\\]` span, or a few plain words ("Monday").
 - Last maths span (`math_span`): the last `$...$` / `\\(...\\)` / `\\[...\\]` of the last
-  sentence that has one, when that sentence is not a question.
+  sentence that has one, when that sentence is not a question; else the final statement's
+  plain maths ("Domain: (-\\infty, 0)", "so the line is y = 1 + 2x").
 - Last number: numbers in sentences that end in "?" are skipped (a restated question is not
   an answer); a final number that closes a list ("2, 3, 5 or 19") returns the whole list,
   which then fails as a hedge.
@@ -72,11 +73,12 @@ _OR_GAP = re.compile(r"\bor\b")
 # One number: "1,234" and "1 234" (thousands), "3/4", "2 1/2" (mixed), "\frac{1}{2}",
 # "0.\overline{3}" / "0.(3)" (repeating), ".4", with an optional trailing percent sign.
 _NUMBER = re.compile(
+    r"(?<![\^_])(?<![\^_]\{)"  # an exponent or an index is not a number of its own: "m^{2}"
     r"(?:(?<![\w)}\]])-|(?<![\d.a-zA-Z]))"
-    r"(?:\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"
+    r"(?:(?:\d+\s*)?\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"  # "2\frac{1}{2}" is one mixed number
     r"|\d+ \d+/\d+(?![\d/])"
     r"|(?:\d{1,3}(?:(?:,|\{,\}|\\,|,\\!| )\d{3})+(?!\d)|\d+|(?=\.\d))"
-    r"(?:\.\d*(?:\\overline\s*\{\d+\}|\(\d+\))|\.\d+)?(?:/\d+)?)"
+    r"(?:\.\d*(?:\\overline\s*\{\d+\}|\(\d+\))|\.\d+)?(?:/\d+)?(?:[eE][+-]?\d+(?![\w.]))?)"
     r"(?:\s*\\?%)?"
 )
 # Between two numbers (or letters), only spaces and list separators: "2, 3, 5 or 19" is a
@@ -237,7 +239,7 @@ def extract_last_choice(text: str) -> str | None:
 
     A letter closing a list ("A, B, C or D") returns the list, which then fails as a hedge.
     """
-    text = _WRAPPED_LETTER.sub(r"\1", without_questions(text))
+    text = _WRAPPED_LETTER.sub(r"\1", without_questions(text)).replace("$", " ")  # "$E$"
     if leading := _LEADING_CHOICE.match(text):
         return leading[0].strip()  # "A. Because B is not valid": the reply opens with its choice
     mentions = [

@@ -10,13 +10,19 @@ no time limit. Applied to both sides (response and gold):
 - currency and units: "$5.00", "\\$5", "5 dollars", "USD 5", "5\\text{ cm}" are 5;
 - percentages: `split_percent` separates "50\\%" / "50 percent" into (50, True);
 - multiple-choice letters: "(B)", "B)", "\\text{(B)}", "b." are "B" (`choice_letter`);
-- hedges: `top_level_items` splits "19 or 20", "1, 2, 19" into several answers.
+- hedges: `top_level_items` splits "19 or 20", "1, 2, 19" into several answers;
+- Unicode maths ("2½", "10²³", "√3": `math_unicode`), number words ("twelve": `math_words`),
+  scientific notation ("3.2e5", "3.2 \\times 10^{5}", exactly), "all real numbers", the
+  empty set's spellings, "\\langle 1, 2 \\rangle" and nested lists "[[1, 0], [0, 1]]".
 """
 
 from __future__ import annotations
 
 import re
 from fractions import Fraction
+
+from rlvr.rewards.math_unicode import unicode_to_latex
+from rlvr.rewards.math_words import number_word_value
 
 _DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
 _FRACTION = re.compile(r"(-?\d+(?:\.\d+)?)/(-?\d+(?:\.\d+)?)")
@@ -45,11 +51,31 @@ _MATRIX_STYLE = re.compile(r"\\(begin|end)\{[bB]matrix\}")
 _UNIT_TAIL = re.compile(
     r"(?<=\d)(?:\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)"
     r"|(?:\s+(?!(?:pi|sqrt|log|ln|sin|cos|tan|exp|inf|infty|mod)\b)[a-zA-Z]{2,}\.?)+"
-    r"(?:\s*\^\s*\{?\s*[23]\s*\}?|/[a-zA-Z]{1,3})?)$"  # "cm^2", "m/s"
+    r"(?:\s*\^\s*\{?\s*[23]\s*\}?|/[a-zA-Z]{1,3})?"  # "cm^2", "m/s"
+    r"|\s*(?:[kcm]?m|in|ft|yd)\s*\^\s*\{?\s*[23]\s*\}?)$"  # "5m²" typed: "5m^{2}"
 )
 _PERCENT = re.compile(r"\s*(?:\\%|%|\s+percent|\\text\{\s*percent\s*\})\s*$")
 _CHOICE = re.compile(r"(?:(?:option|choice)\s+)?\(?\s*([A-Ja-j])\s*(?:\)|\.|:)?", re.IGNORECASE)
 _CHOICE_GOLD = re.compile(r"\(?\s*([A-J])\s*\)?")
+# Scientific notation, exactly: "3.2e5", "6.02 \\times 10^{23}", "1.5 \\cdot 10^{-3}". The
+# exponent has at most 3 digits; longer ones are `too_large`'s to refuse, unread.
+_SCIENTIFIC = re.compile(
+    r"(-?\d+(?:\.\d+)?)\s*(?:[eE]([+-]?\d{1,3})|(?:\\times|\\cdot|\*)\s*10\s*\^\s*(?:\{\s*([+-]?\d{1,3})\s*\}|(\d)))"
+)
+# "3.2e5" as LaTeX, so that every later reading agrees (the value reader would take "e" for
+# Euler's number); a 4+ digit exponent is left for `too_large` to refuse.
+_E_NOTATION = re.compile(r"(?<![\w.\\])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})(?![\w.])")
+# The whole real line, in words or as a set: "all real numbers", "\\mathbb{R}". Nothing may
+# follow: "all real numbers except 0" is another set.
+_ALL_REALS = re.compile(
+    r"(?:(?:the\s+)?set\s+of\s+)?(?:all|every)\s+real(?:\s+numbers?|s)?(?:\s+[a-z])?|\\mathbb\s*\{?\s*R\s*\}?",
+    re.IGNORECASE,
+)
+_REALS_TOKEN = re.compile(r"\\mathbb\s*\{\s*R\s*\}(?!\s*[\^_])|\\mathbb\s+R\b(?!\s*[\^_])")
+_EMPTY_SET = re.compile(r"\\varnothing|\\emptyset|\\\{\s*\\\}")
+_ANGLE = re.compile(r"\\langle(.*)\\rangle")
+# Thin spaces inside one option ("\\textbf{(C)}\\ 14"); a "\\qquad" separates options, so stays.
+_OPTION_SPACING = re.compile(r"\\[ ,;:!]|~")
 _BRACKETS = {"(": ")", "[": "]", "{": "}"}
 _HEDGE_WORDS = re.compile(
     r"\s+(?:or|and)\s+|\\text\{\s*(?:or|and)\s*\}|\\(?:quad|qquad)|(?<=[)\]}])\s*(?:or|and)\s*(?=[(\[{])"
@@ -69,7 +95,7 @@ def clean(text: str) -> str:
     """The common form both sides are compared in: no delimiters, spacing, degrees or
     currency; `\\dfrac` is `\\frac`, ".4" is "0.4", "11,\\!111" is "11,111", `bmatrix`
     is `pmatrix`; no trailing full stop. Unit words are left to `to_fraction`."""
-    text = text.strip()
+    text = unicode_to_latex(text).strip()
     while (match := _DELIMITERS.fullmatch(text)) and match[1].strip() and "$" not in match[1]:
         text = match[1].strip()
     text = re.sub(r",\s*\\!\s*(?=\d{3})", ",", text)  # "11,\\! 111" groups thousands
@@ -82,11 +108,44 @@ def clean(text: str) -> str:
     text = re.sub(r"([_^])\{\s*(\w)\s*\}", r"\1\2", text)  # "x^{2}" is "x^2", "a_{3}" is "a_3"
     text = _CURRENCY.sub(" ", text) if re.search(r"\d", text) else text
     text = _LEADING_DOT.sub("0.", text)
+    text = _E_NOTATION.sub(r"\1 \\times 10^{\2}", text) if "e" in text.lower() else text
     text = re.sub(r"\\,(?!\d{3}(?!\d))", " ", text)
     text = " ".join(text.split()).rstrip(".").strip()
     while len(text) > 2 and text[0] == "{" and text[-1] == "}" and _one_group(text):
         text = text[1:-1].strip()
-    return plus_minus(text)
+    return plus_minus(_named_forms(text))
+
+
+def _named_forms(text: str) -> str:
+    """Answers written as words or set symbols, in the one form compared: "twelve" is "12",
+    "all real numbers" and `\\mathbb{R}` are "(-\\infty, \\infty)", `\\varnothing` and `\\{\\}` are
+    `\\emptyset`, a nested list "[[1, 0], [0, 1]]" is the `pmatrix` it writes row by row."""
+    if (value := number_word_value(_TEXT.sub(r"\1", text))) is not None:
+        return str(value)
+    if _ALL_REALS.fullmatch(_TEXT.sub(r"\1", text).strip()):
+        return "(-\\infty, \\infty)"
+    if (angle := _ANGLE.fullmatch(text)) and "\\langle" not in angle[1]:
+        return f"({angle[1].strip()})"  # the vector "\\langle 1, 5 \\rangle" is the tuple (1, 5)
+    text = _REALS_TOKEN.sub(r"(-\\infty, \\infty)", text) if "mathbb" in text else text
+    text = _EMPTY_SET.sub(r"\\emptyset", text) if "\\" in text else text
+    return nested_list_matrix(text) or text
+
+
+def nested_list_matrix(text: str) -> str | None:
+    """"[[1, 0], [0, 1]]" -> the `pmatrix` with those rows; None unless every row is a
+    bracketed list of the same length (at least two rows, or one row of two or more)."""
+    if not (text.startswith("[") and text.endswith("]") and text[1:].lstrip().startswith("[")):
+        return None
+    rows = top_level_items(text[1:-1])
+    if not rows or not all(row.startswith("[") and row.endswith("]") for row in rows):
+        return None
+    cells = [top_level_items(row[1:-1]) for row in rows]
+    if len({len(row) for row in cells}) != 1 or len(cells) * len(cells[0]) < 2:
+        return None
+    if any("[" in cell or "]" in cell for row in cells for cell in row):
+        return None
+    body = " \\\\ ".join(" & ".join(row) for row in cells)
+    return f"\\begin{{pmatrix}}{body}\\end{{pmatrix}}"
 
 
 def plus_minus(text: str) -> str:
@@ -154,6 +213,9 @@ def to_fraction(text: str) -> Fraction | None:
     text = _strip_decoration(text)
     if match := _REPEATING.fullmatch(text):
         return _repeating_value(match)
+    if match := _SCIENTIFIC.fullmatch(text):
+        mantissa, *exponents = match.groups()
+        return Fraction(mantissa) * Fraction(10) ** int(next(e for e in exponents if e))
     if _THOUSANDS.fullmatch(text):
         text = re.sub(r"\{,\}|\\,|\\ |\\;|[, ]", "", text)
     negative = text.startswith("-")
@@ -178,14 +240,19 @@ def choice_letter(text: str) -> str | None:
     Lower case is accepted here because only answer positions (a box, an answer tag, the words
     after "answer:") are passed in; a bare "a" in prose is never read as a choice.
     """
-    text = _TEXT.sub(r"\1", text).strip().strip("$").strip()
+    text = option_text(text)
     match = _CHOICE.fullmatch(text) or re.fullmatch(r"\(?([A-J])\)\s.*", text, re.DOTALL)
     return match[1].upper() if match else None
 
 
+def option_text(text: str) -> str:
+    """A choice as plain text: "\\textbf{(C)}\\ 14" -> "(C)  14" (wrappers and LaTeX spaces out)."""
+    return _OPTION_SPACING.sub(" ", _TEXT.sub(r"\1 ", text)).strip().strip("$").strip()
+
+
 def is_choice_gold(gold: str) -> bool:
     """True when the gold answer is a single capital letter A-J, optionally in parentheses."""
-    return _CHOICE_GOLD.fullmatch(gold.strip().strip("$")) is not None
+    return _CHOICE_GOLD.fullmatch(_TEXT.sub(r"\1", gold.strip().strip("$")).strip()) is not None
 
 
 def top_level_items(text: str) -> list[str]:

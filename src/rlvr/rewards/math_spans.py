@@ -55,6 +55,8 @@ _MAX_WORDS = 4
 _FOREIGN = re.compile(r"[#@~\"?`]|(?<![a-zA-Z])'|[a-zA-Z]\d+[a-zA-Z]|\d[a-df-zA-DF-Z]\d")
 _SHORT_WORDS = {"is", "be", "we", "so", "it", "at", "to", "of", "in", "on", "by", "an", "as", "if", "no"}
 _TRAILER = re.compile(r"[\s.]*$")
+# A linking verb: the words before it name the answer, the maths after it is the answer.
+_STATEMENT = re.compile(r"\s(?:is|are|equals|was)\s+(?=\S)", re.IGNORECASE)
 
 
 def without_questions(text: str) -> str:
@@ -91,6 +93,8 @@ def extract_whole(text: str) -> str | None:
         return inner or None
     if "$" in text or "\\(" in text or "\\[" in text:
         return _joined_spans(text)
+    if _STATEMENT.search(text) and re.search(r"[\d\\]", text):
+        return None  # "The solution set is \\emptyset": a sentence, for `math_span` to read
     return text if few_words(text) and _well_formed(text) else None
 
 
@@ -135,21 +139,61 @@ def extract_math_span(text: str) -> str | None:
     ("$x^2=25$, so x = 5") is left to the last-number extractor. Spans inside questions are
     skipped, and a lone variable ("... the value of $x$") is not an answer.
     """
-    if "$" not in text and "\\(" not in text and "\\[" not in text:
-        return None
     text = without_questions(text)
+    if "$" not in text and "\\(" not in text and "\\[" not in text:
+        return _plain_final(text)
     spans = [m for m in _SPAN.finditer(text) if (m["a"] or m["b"] or m["c"] or m["d"]).strip()]
     while spans and re.fullmatch(r"\s*[a-zA-Z]\s*", _inside(spans[-1])):
         spans.pop()
     if not spans:
-        return None
+        return _plain_final(text)
     after = _AFTER_REASON.sub("", text[spans[-1].end() :])
     if re.search(r"\d|[.!\n]\s*[A-Za-z]", after) or len(after.strip()) > 60:
-        return None
+        return _plain_final(text[spans[-1].end() :])
     last = len(spans) - 1
     while last > 0 and _CONNECTORS.fullmatch(text, spans[last - 1].end(), spans[last].start()):
         last -= 1  # "$x = 2$ and $x = -3$": one answer in several spans
     return ", ".join(_inside(span).strip() for span in spans[last:])
+
+
+# The final statement of a reply written without delimiters: after its last sentence end.
+_LAST_SENTENCE = re.compile(r"(?:^|[.!?:](?=\s)|\n)(?P<s>(?:[^.!?:\n]|\.(?=\d)|:(?=\S))*?)[\s.]*$")
+# Where a plain equation starts: a one-letter name, "x =" or "a_1 =", not "2x =" nor "\\alpha".
+_EQUATION_START = re.compile(r"(?<![\w\\])[a-zA-Z](?:_\{?\w+\}?)?\s*=(?!=)")
+_LABEL = re.compile(r"\n?[^\n:]{1,80}:[ \t]+(?P<a>[^\n]+?)[\s.]*$")
+
+
+def _plain_final(text: str) -> str | None:
+    """The answer a final statement without `$` states in plain maths, else None.
+
+    Its last line "Label: answer" gives the answer when that is maths on its own ("Domain:
+    (-\\infty, 0)", "... is the identity: [[1, 0], [0, 1]]"); its last sentence gives the
+    LaTeX after its last "is" ("so the solution set is \\emptyset") or the equations it ends in
+    ("So x = 3 or x = -3"). A sentence with prose after the maths ("x = 5 is too big") is left
+    to the last-number extractor.
+    """
+    if (label := _LABEL.search(text[-600:])) and (whole := extract_whole(label["a"])):
+        if re.search(r"[\d\\]", whole) and not _prose_words(whole):
+            return whole
+    sentence = _LAST_SENTENCE.search(text[-600:])
+    if sentence is None:
+        return None
+    stated = list(_STATEMENT.finditer(sentence["s"]))
+    if stated and (tail := sentence["s"][stated[-1].end() :].strip()):
+        # LaTeX only ("so the solution set is \\emptyset"): a plain number, with its unit
+        # ("5 m/s"), is the last-number extractor's
+        if "\\" in tail and not _prose_words(tail) and _well_formed(tail):
+            return tail
+    for start in _EQUATION_START.finditer(sentence["s"]):
+        tail = sentence["s"][start.start() :].strip()
+        if not _prose_words(tail) and _well_formed(tail):
+            return tail
+    return None
+
+
+def _prose_words(text: str) -> set[str]:
+    """The words of `text` that are not maths ("or", "and", "sin" are; LaTeX commands go)."""
+    return {w.lower() for w in _WORD.findall(_LATEX_WORDS.sub(" ", text))} - _MATH_WORDS
 
 
 def _inside(match: re.Match) -> str:

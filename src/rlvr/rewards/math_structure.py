@@ -23,6 +23,7 @@ _LESS = r"<|\\lt\b|\\leqslant\b|\\leq\b|\\le\b|≤|\\nless\b"
 _MORE = r">|\\gt\b|\\geqslant\b|\\geq\b|\\ge\b|≥"
 _RELATION = re.compile(rf"({_LESS}|{_MORE})")
 _STRICT = {"<", ">", "\\lt", "\\gt"}
+_MATRIX = re.compile(r"\\begin\{pmatrix\}(.*)\\end\{pmatrix\}", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -115,3 +116,32 @@ def assignment(text: str) -> tuple[str, str] | None:
     """"x = 4" -> ("x", "4"); "f(x) = 2x" -> ("f(x)", "2x"); anything else None."""
     match = _ASSIGNMENT.fullmatch(text)
     return (match[1], match[2].strip()) if match else None
+
+
+def matrix_rows(text: str) -> tuple[tuple[str, ...], ...] | None:
+    """"\\begin{pmatrix} 1 & 0 \\\\ 0 & 1 \\end{pmatrix}" -> (("1", "0"), ("0", "1")), one
+    matrix with rows of equal length; None for anything else (a nested matrix included)."""
+    match = _MATRIX.fullmatch(text.strip())
+    if match is None or "\\begin" in match[1]:
+        return None
+    lines = [line.strip() for line in match[1].split("\\\\")]
+    lines = lines[:-1] if len(lines) > 1 and not lines[-1] else lines
+    rows = tuple(tuple(cell.strip() for cell in line.split("&")) for line in lines)
+    if len({len(row) for row in rows}) != 1 or any(not cell for row in rows for cell in row):
+        return None
+    return rows
+
+
+def vector_items(text: str) -> tuple[str, ...] | None:
+    """The entries of a one-column or one-row `pmatrix` (a vector written as a matrix), else
+    None; `clean` has already made "\\langle 2, -1 \\rangle" the tuple (2, -1)."""
+    rows = matrix_rows(text)
+    if rows is None or (len(rows) > 1 and len(rows[0]) > 1) or len(rows) * len(rows[0]) < 2:
+        return None
+    return tuple(cell for row in rows for cell in row)
+
+
+def tuple_items(text: str) -> tuple[str, ...] | None:
+    """The entries of a parenthesised tuple "(2, -1, 3)", else None."""
+    found = shape(text)
+    return found.items if found.kind == "tuple" and found.brackets == "()" else None

@@ -4,7 +4,8 @@ Three stages, each small and separately testable:
 
 1. Extraction (`math_extract.py`, `math_spans.py`): pull one answer string out of the
    completion, and out of the gold answer by the same path (a gold may be a worked solution,
-   a boxed value or a sentence).
+   a boxed value or a sentence). Unicode maths ("2½", "√3", "10²³") is first rewritten as
+   LaTeX on both sides (`math_unicode.py`).
 2. Normalisation (`math_normalize.py`), on both sides: delimiters, mixed numbers, thousands
    separators, currency, units and degrees (dropped, never converted), percentages,
    repeating decimals, multiple-choice letters, hedges.
@@ -36,8 +37,16 @@ from rlvr.rewards.math_extract import (
     extract_last_number,
 )
 from rlvr.rewards.math_spans import few_words
+from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_structure import as_interval, shape
-from rlvr.rewards.math_normalize import choice_letter, clean, is_choice_gold, to_fraction, top_level_items
+from rlvr.rewards.math_normalize import (
+    choice_letter,
+    clean,
+    is_choice_gold,
+    option_text,
+    to_fraction,
+    top_level_items,
+)
 from rlvr.rewards.time_limit import VerifierTimeout
 from rlvr.rewards.verdict import Verdict
 
@@ -69,6 +78,7 @@ def gold_answer(gold: str) -> str:
     """The answer a gold string states, by the response's extractors: a box or tag; else the
     gold itself when it is maths with few words ("x = 4", "\\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}");
     else the answer phrase, final maths span or last number of the sentence it is."""
+    gold = unicode_to_latex(gold)
     found = extract_answer(gold, ("boxed", "answer_tag", "whole"))
     if found is None and not few_words(gold):
         found = extract_answer(gold, ("answer_phrase", "math_span", "last_number"))
@@ -152,6 +162,7 @@ class MathVerifier:
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)")
         gold = gold_answer(gold) if len(gold) <= self.max_chars else gold
+        response = unicode_to_latex(response)  # "2½", "10²³", "√3": as the LaTeX they mean
         choice = is_choice_gold(gold)
         found = extract_answer(response, self.extract, choice=choice)
         if found is None and "boxed" in self.extract and extract_boxed(response) == "":
@@ -192,7 +203,7 @@ class MathVerifier:
 
 def _judge_choice(method: str, answer: str, gold: str) -> Verdict:
     """A multiple-choice gold: the answer must name exactly one letter, the same one."""
-    items = top_level_items(answer)
+    items = top_level_items(option_text(answer))  # "\\mathrm{(C)}\\,14": "\\," is no list
     letter = choice_letter(answer)
     if len(items) > 1 and len({choice_letter(item) for item in items}) > 1:
         letter = None  # "(A) or (B)": a hedge across choices
