@@ -53,10 +53,25 @@ def random_batch(rows=5, seed=0):
     return collate(rollouts, torch.randn(rows, generator=g), torch.arange(rows) // 2, 0)
 
 
+def by_hand(model, batch, temperature):
+    """The definitions, written out on the model's own logits: log softmax(z / tau) at the
+    target, and H = -sum_v p_v log p_v, both with gradient. (B, T) each."""
+    t = batch.completion_mask.shape[1]
+    positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                   position_ids=positions).logits[:, -t - 1:-1, :].float() / temperature
+    logp_all = torch.log_softmax(logits, dim=-1)
+    targets = batch.input_ids[:, -t:]
+    return logp_all.gather(-1, targets[..., None])[..., 0], -(logp_all.exp() * logp_all).sum(-1)
+
+
 def logp_entropy_grads(model, batch, chunk, temperature, entropy_grad):
-    """log-probs, entropies and the gradient of a loss that uses both (B, T)."""
+    """log-probs, entropies and the gradient of a loss that uses both (B, T); chunk None: by hand."""
     model = copy.deepcopy(model)
-    logp, entropy = completion_logprobs(model, batch, temperature, chunk=chunk, entropy_grad=entropy_grad)
+    if chunk is None:
+        logp, entropy = by_hand(model, batch, temperature)
+    else:
+        logp, entropy = completion_logprobs(model, batch, temperature, chunk=chunk, entropy_grad=entropy_grad)
     w = torch.linspace(-1.0, 1.0, logp.numel()).view_as(logp) * batch.completion_mask
     loss = (w * logp).sum() + (0.3 * (w * entropy).sum() if entropy_grad else 0.0)
     loss.backward()
@@ -74,7 +89,11 @@ def test_chunked_matches_the_plain_path(arch, chunk, temperature, entropy_grad):
     assert isinstance(split_model(model), SplitModel)
     plain = logp_entropy_grads(model, batch, 0, temperature, entropy_grad)
     chunked = logp_entropy_grads(model, batch, chunk, temperature, entropy_grad)
+    reference = logp_entropy_grads(model, batch, None, temperature, entropy_grad)
+    torch.testing.assert_close(plain[2], reference[2], rtol=1e-5, atol=1e-6 * float(reference[2].abs().max()))
+    assert plain[1].requires_grad == chunked[1].requires_grad == entropy_grad  # a (B,T,V) graph only if asked
     for name, a, b in zip(("logp", "entropy"), plain[:2], chunked[:2]):
+        torch.testing.assert_close(a, reference[name == "entropy"], rtol=1e-5, atol=1e-5, msg=name)
         # one float32 ulp of the logits at most (a few-row matmul may round differently)
         torch.testing.assert_close(b, a, rtol=1e-6, atol=1e-6, msg=name)
     # the weight gradients sum over chunks in another order: equal to 1e-6 of their scale
