@@ -1,0 +1,129 @@
+"""Peak memory of one forward + backward of the log-prob loss at Qwen2's vocabulary
+(V = 152,064), the LM head applied in chunks of tokens (`rlvr.train.logprobs`) against all
+positions at once (chunk 0, the plain path), and how far apart their numbers are.
+
+    PYTHONPATH=src python benchmarks/logit_memory.py                 # chunks 0, 1024, 256
+    PYTHONPATH=src python benchmarks/logit_memory.py --chunks 0 512 --tokens 448
+
+Model: a random 1-layer Qwen2 (hidden 64, untied head, float32) at V = 152,064, so that the
+head and its logits dominate as they do at a large vocabulary; batch B = 4 rows of 16 prompt and
+`--tokens` completion tokens (default 448: 1,792 tokens, whose (B, T, V) float32 logits are
+1.09 GB). Loss: sum(w * logp) + 0.01 * sum(w * entropy), with the entropy's gradient ("bonus")
+or without it ("metric", the trainer's default: the entropy is only logged).
+
+Each (mode, chunk) runs in its own subprocess, so that one's peak cannot hide another's. On a
+CPU the peak is the process's ru_maxrss less its resident size just before the step; on CUDA it
+is torch.cuda.max_memory_allocated less the memory allocated before the step. The subprocess
+saves its log-probs, entropies and gradients; the parent compares them to chunk 0's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+V = 152_064
+MB = 2**20
+
+
+def build(tokens: int, device: str):
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from rlvr.train.batching import collate
+    from rlvr.types import Rollout
+
+    torch.manual_seed(0)
+    config = Qwen2Config(vocab_size=V, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=1024,
+                         tie_word_embeddings=False)
+    model = Qwen2ForCausalLM(config).to(device)
+    g = torch.Generator().manual_seed(1)
+    rollouts = [Rollout(prompt_ids=tuple(torch.randint(V, (16,), generator=g).tolist()),
+                        completion_ids=tuple(torch.randint(V, (tokens,), generator=g).tolist()),
+                        logprobs=(0.0,) * tokens, text="", finish_reason="length") for _ in range(4)]
+    batch = collate(rollouts, torch.zeros(4), torch.arange(4), 0).to(device)
+    return model, batch
+
+
+def resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def worker(chunk: int, bonus: bool, tokens: int, out: Path) -> None:
+    """One forward + backward; prints 'peak_mb seconds' and saves the numbers to `out`."""
+    from rlvr.train.logprobs import completion_logprobs
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model, batch = build(tokens, device)
+    w = torch.linspace(-1.0, 1.0, batch.completion_mask.numel(), device=device).view_as(batch.completion_mask)
+    if device == "cuda":
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+    else:
+        before = resident_bytes()
+    t0 = time.perf_counter()
+    logp, entropy = completion_logprobs(model, batch, chunk=chunk, entropy_grad=bonus)
+    ((w * logp).sum() + 0.01 * (w * entropy).sum()).backward()
+    if device == "cuda":
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - before
+    else:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before  # KiB on Linux
+    seconds = time.perf_counter() - t0
+    grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+    torch.save({"logp": logp.detach().cpu(), "entropy": entropy.detach().cpu(), "grads": grads.cpu()}, out)
+    print(f"{peak / MB:.0f} {seconds:.2f} {device}")
+
+
+def run_one(chunk: int, bonus: bool, tokens: int, folder: Path) -> tuple[float, float, str, Path]:
+    out = folder / f"{'bonus' if bonus else 'metric'}_{chunk}.pt"
+    cmd = [sys.executable, __file__, "--worker", str(chunk), "--tokens", str(tokens), "--out", str(out)]
+    line = subprocess.run(cmd + (["--bonus"] if bonus else []), check=True, capture_output=True,
+                          text=True).stdout.split("\n")[-2]
+    peak, seconds, device = line.split()
+    return float(peak), float(seconds), device, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--chunks", type=int, nargs="+", default=[0, 1024, 256])
+    ap.add_argument("--tokens", type=int, default=448, help="completion tokens per row (4 rows)")
+    ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--bonus", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker is not None:
+        return worker(args.worker, args.bonus, args.tokens, args.out)
+    if args.chunks[0] != 0:
+        sys.exit("--chunks: the first must be 0, the plain path the others are compared to")
+    print(f"V = {V}, B x T = 4 x {args.tokens} = {4 * args.tokens} tokens, (B, T, V) float32 logits = "
+          f"{4 * args.tokens * V * 4 / MB:.0f} MB")
+    print("| entropy | chunk | peak MB | vs chunk 0 | step s | max abs diff logp | entropy | grad (max abs grad) |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as folder:
+        for bonus in (False, True):
+            base = None
+            for chunk in args.chunks:
+                peak, seconds, device, out = run_one(chunk, bonus, args.tokens, Path(folder))
+                numbers = torch.load(out)
+                base = base or (peak, numbers)
+                diff = {k: float((numbers[k] - base[1][k]).abs().max()) for k in numbers}
+                scale = float(base[1]["grads"].abs().max())
+                print(f"| {'bonus' if bonus else 'metric'} | {chunk} | {peak:.0f} | {peak / base[0]:.3f} | "
+                      f"{seconds:.2f} | {diff['logp']:.1e} | {diff['entropy']:.1e} | "
+                      f"{diff['grads']:.1e} ({scale:.1e}) |", flush=True)
+    print(f"device: {device}")
+
+
+if __name__ == "__main__":
+    main()
