@@ -53,12 +53,54 @@ def build(tokens: int, device: str):
     return model, batch
 
 
+class FusedHeadChunk(torch.autograd.Function):
+    """A prototype to compare with checkpointing, not used by rlvr: log-prob and entropy of one
+    chunk through a float32 Linear head (temperature 1), whose backward recomputes the logits
+    and writes d/dz in place over them, so a chunk holds two (N, V) buffers, not four or five.
+    d logp_t / dz_j = [j = t] - p_j;  d H / dz_j = -p_j (log p_j + H)."""
+
+    @staticmethod
+    def forward(ctx, hidden, weight, targets, entropy_grad):
+        logp_all = hidden @ weight.T  # (N, V), then log-softmax in place
+        logp_all -= logp_all.logsumexp(-1, keepdim=True)
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+        ctx.save_for_backward(hidden, weight, targets, entropy)
+        if not entropy_grad:
+            ctx.mark_non_differentiable(entropy)
+        return logp_all.gather(-1, targets[:, None])[:, 0], entropy
+
+    @staticmethod
+    def backward(ctx, g_logp, g_entropy):
+        hidden, weight, targets, entropy = ctx.saved_tensors
+        buf = hidden @ weight.T
+        buf -= buf.logsumexp(-1, keepdim=True)  # log p
+        p = buf.exp()
+        if g_entropy is None:
+            buf = p.mul_(-g_logp[:, None])
+        else:  # -p_j (g_logp + g_H (log p_j + H)), in buf
+            buf.add_(entropy[:, None]).mul_(g_entropy[:, None]).add_(g_logp[:, None]).mul_(p).neg_()
+            del p
+        buf.scatter_add_(-1, targets[:, None], g_logp[:, None])
+        return buf @ weight, buf.T @ hidden, None, None
+
+
+def fused_logprobs(model, batch, chunk: int, bonus: bool):
+    from rlvr.train.logprobs import completion_hidden
+
+    hidden = completion_hidden(model.model, batch)
+    targets = batch.input_ids[:, batch.prompt_len:]
+    n_chunks = -(-targets.numel() // chunk)
+    pieces = [FusedHeadChunk.apply(h, model.lm_head.weight, t, bonus) for h, t in
+              zip(hidden.reshape(-1, hidden.shape[-1]).tensor_split(n_chunks), targets.reshape(-1).tensor_split(n_chunks))]
+    return (torch.cat([x[i] for x in pieces]).view_as(targets) for i in (0, 1))
+
+
 def resident_bytes() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def worker(chunk: int, bonus: bool, tokens: int, out: Path) -> None:
+def worker(chunk: int, bonus: bool, fused: bool, tokens: int, out: Path) -> None:
     """One forward + backward; prints 'peak_mb seconds' and saves the numbers to `out`."""
     from rlvr.train.logprobs import completion_logprobs
 
@@ -72,7 +114,10 @@ def worker(chunk: int, bonus: bool, tokens: int, out: Path) -> None:
     else:
         before = resident_bytes()
     t0 = time.perf_counter()
-    logp, entropy = completion_logprobs(model, batch, chunk=chunk, entropy_grad=bonus)
+    if fused:
+        logp, entropy = fused_logprobs(model, batch, chunk, bonus)
+    else:
+        logp, entropy = completion_logprobs(model, batch, chunk=chunk, entropy_grad=bonus)
     ((w * logp).sum() + 0.01 * (w * entropy).sum()).backward()
     if device == "cuda":
         torch.cuda.synchronize()
@@ -85,43 +130,43 @@ def worker(chunk: int, bonus: bool, tokens: int, out: Path) -> None:
     print(f"{peak / MB:.0f} {seconds:.2f} {device}")
 
 
-def run_one(chunk: int, bonus: bool, tokens: int, folder: Path) -> tuple[float, float, str, Path]:
-    out = folder / f"{'bonus' if bonus else 'metric'}_{chunk}.pt"
+def run_one(chunk: int, bonus: bool, fused: bool, tokens: int, folder: Path) -> tuple[float, float, str, Path]:
+    out = folder / f"{bonus}_{fused}_{chunk}.pt"
     cmd = [sys.executable, __file__, "--worker", str(chunk), "--tokens", str(tokens), "--out", str(out)]
-    line = subprocess.run(cmd + (["--bonus"] if bonus else []), check=True, capture_output=True,
-                          text=True).stdout.split("\n")[-2]
+    cmd += (["--bonus"] if bonus else []) + (["--fused-worker"] if fused else [])
+    line = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split("\n")[-2]
     peak, seconds, device = line.split()
     return float(peak), float(seconds), device, out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--chunks", type=int, nargs="+", default=[0, 1024, 256])
+    ap.add_argument("--chunks", type=int, nargs="+", default=[1024, 256], help="checkpointed chunk sizes")
+    ap.add_argument("--fused", type=int, nargs="*", default=[1024, 256], help="prototype FusedHeadChunk sizes")
     ap.add_argument("--tokens", type=int, default=448, help="completion tokens per row (4 rows)")
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--bonus", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--fused-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker is not None:
-        return worker(args.worker, args.bonus, args.tokens, args.out)
-    if args.chunks[0] != 0:
-        sys.exit("--chunks: the first must be 0, the plain path the others are compared to")
+        return worker(args.worker, args.bonus, args.fused_worker, args.tokens, args.out)
     print(f"V = {V}, B x T = 4 x {args.tokens} = {4 * args.tokens} tokens, (B, T, V) float32 logits = "
           f"{4 * args.tokens * V * 4 / MB:.0f} MB")
-    print("| entropy | chunk | peak MB | vs chunk 0 | step s | max abs diff logp | entropy | grad (max abs grad) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| entropy | path | chunk | peak MB | vs plain | step s | max abs diff logp | entropy | grad (max abs grad) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    variants = [("plain", 0)] + [("checkpoint", c) for c in args.chunks] + [("fused", c) for c in args.fused]
     with tempfile.TemporaryDirectory() as folder:
         for bonus in (False, True):
             base = None
-            for chunk in args.chunks:
-                peak, seconds, device, out = run_one(chunk, bonus, args.tokens, Path(folder))
+            for path, chunk in variants:
+                peak, seconds, device, out = run_one(chunk, bonus, path == "fused", args.tokens, Path(folder))
                 numbers = torch.load(out)
                 base = base or (peak, numbers)
                 diff = {k: float((numbers[k] - base[1][k]).abs().max()) for k in numbers}
-                scale = float(base[1]["grads"].abs().max())
-                print(f"| {'bonus' if bonus else 'metric'} | {chunk} | {peak:.0f} | {peak / base[0]:.3f} | "
+                print(f"| {'bonus' if bonus else 'metric'} | {path} | {chunk} | {peak:.0f} | {peak / base[0]:.3f} | "
                       f"{seconds:.2f} | {diff['logp']:.1e} | {diff['entropy']:.1e} | "
-                      f"{diff['grads']:.1e} ({scale:.1e}) |", flush=True)
+                      f"{diff['grads']:.1e} ({float(base[1]['grads'].abs().max()):.1e}) |", flush=True)
     print(f"device: {device}")
 
 
