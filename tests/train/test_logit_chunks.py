@@ -17,7 +17,8 @@ from rlvr.config.schema import ModelSection
 from rlvr.engines.loading import load_model
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.batching import collate
-from rlvr.train.logprobs import batch_logprobs, chunked_logprobs, completion_logprobs
+from rlvr.train.logprobs import (batch_logprobs, chunked_logprobs, completion_logits, completion_logprobs,
+                                 token_entropy, token_logprobs)
 from rlvr.train.lora import AdaptersOff, wrap_lora
 from rlvr.train.model_split import SplitModel, split_model
 from rlvr.types import Rollout
@@ -179,3 +180,12 @@ def test_wrappers_that_do_not_split_name_themselves():
     policy = wrap_lora(load_model(TINY), ModelSection(lora_rank=4), TINY, seed=0)
     assert split_model(AdaptersOff(policy)) == "AdaptersOff is not a transformers PreTrainedModel"
     assert split_model(load_model(TINY).model).startswith("Qwen2Model has no output embeddings")
+
+
+def test_plain_path_is_token_logprobs_and_token_entropy_bit_for_bit():
+    model, batch = tiny_llama(), random_batch()
+    with torch.no_grad():
+        logits = completion_logits(model, batch)
+        logp, entropy = completion_logprobs(model, batch, 0.7, chunk=0)
+    assert torch.equal(logp, token_logprobs(logits, batch.input_ids[:, batch.prompt_len:], 0.7))
+    assert torch.equal(entropy, token_entropy(logits, 0.7))
