@@ -2,8 +2,8 @@
 (V = 152,064), the LM head applied in chunks of tokens (`rlvr.train.logprobs`) against all
 positions at once (chunk 0, the plain path), and how far apart their numbers are.
 
-    PYTHONPATH=src python benchmarks/logit_memory.py                 # chunks 0, 1024, 256
-    PYTHONPATH=src python benchmarks/logit_memory.py --chunks 0 512 --tokens 448
+    PYTHONPATH=src python benchmarks/logit_memory.py      # plain; checkpointed 1024, 512, 256; fused 512, 256
+    PYTHONPATH=src python benchmarks/logit_memory.py --chunks 512 --fused --tokens 448
 
 Model: a random 1-layer Qwen2 (hidden 64, untied head, float32) at V = 152,064, so that the
 head and its logits dominate as they do at a large vocabulary; batch B = 4 rows of 16 prompt and
@@ -15,6 +15,11 @@ Each (mode, chunk) runs in its own subprocess, so that one's peak cannot hide an
 CPU the peak is the process's ru_maxrss less its resident size just before the step; on CUDA it
 is torch.cuda.max_memory_allocated less the memory allocated before the step. The subprocess
 saves its log-probs, entropies and gradients; the parent compares them to chunk 0's.
+
+"fused" rows are a prototype kept here for the comparison, not rlvr's path: a custom autograd
+function (`FusedHeadChunk`) that writes the logits' gradient in place; it holds fewer (N, V)
+buffers than checkpointing but handles only an untied-or-tied float32 Linear head at
+temperature 1, and its values are not bit-identical to the plain path's.
 """
 
 from __future__ import annotations
@@ -141,8 +146,8 @@ def run_one(chunk: int, bonus: bool, fused: bool, tokens: int, folder: Path) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--chunks", type=int, nargs="+", default=[1024, 256], help="checkpointed chunk sizes")
-    ap.add_argument("--fused", type=int, nargs="*", default=[1024, 256], help="prototype FusedHeadChunk sizes")
+    ap.add_argument("--chunks", type=int, nargs="+", default=[1024, 512, 256], help="checkpointed chunk sizes")
+    ap.add_argument("--fused", type=int, nargs="*", default=[512, 256], help="prototype FusedHeadChunk sizes")
     ap.add_argument("--tokens", type=int, default=448, help="completion tokens per row (4 rows)")
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--bonus", action="store_true", help=argparse.SUPPRESS)

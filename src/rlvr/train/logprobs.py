@@ -23,9 +23,11 @@ from rlvr.types import Batch
 
 log = logging.getLogger(__name__)
 
-# Tokens per LM-head chunk: (1024, 152064) float32 logits are 0.62 GB, against 10 GB for a
-# 16k-token micro-batch at once; big enough that the head's matmul stays efficient.
-DEFAULT_LOGIT_CHUNK = 1024
+# Tokens per LM-head chunk. A checkpointed chunk's forward + backward peaks at about 4 (entropy
+# logged) to 6 (entropy bonus) times its float32 logits (benchmarks/logit_memory.py): at
+# V = 152,064 and 512 tokens, 1.2 to 1.9 GB, against 25 to 37 GB for a 16k-token micro-batch
+# all at once; 512 rows still keep a GPU's head matmul efficient.
+DEFAULT_LOGIT_CHUNK = 512
 
 
 def completion_logits(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
