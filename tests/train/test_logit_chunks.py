@@ -19,6 +19,7 @@ from rlvr.train import OptimConfig, Trainer
 from rlvr.train.batching import collate
 from rlvr.train.logprobs import (batch_logprobs, chunked_logprobs, completion_logits, completion_logprobs,
                                  token_entropy, token_logprobs)
+from rlvr.train import logprobs
 from rlvr.train.lora import AdaptersOff, wrap_lora
 from rlvr.train.model_split import SplitModel, split_model
 from rlvr.types import Rollout
@@ -158,7 +159,8 @@ def test_lora_model_splits_and_matches():
         assert (batch_logprobs(policy, batch) - batch_logprobs(AdaptersOff(policy), batch)).abs().max() > 1e-3
 
 
-def test_model_that_changes_its_logits_takes_the_plain_path_and_says_why_once(caplog):
+def test_model_that_changes_its_logits_takes_the_plain_path_and_says_why_once(caplog, monkeypatch):
+    monkeypatch.setattr(logprobs, "_said", set())  # what earlier tests said is not this test's
     model, batch = tiny_gemma2(), random_batch()
     assert split_model(model) == "Gemma2ForCausalLM changes its logits after the head (config.final_logit_softcapping)"
     with caplog.at_level(logging.WARNING, logger="rlvr.train.logprobs"):
@@ -189,3 +191,14 @@ def test_plain_path_is_token_logprobs_and_token_entropy_bit_for_bit():
         logp, entropy = completion_logprobs(model, batch, 0.7, chunk=0)
     assert torch.equal(logp, token_logprobs(logits, batch.input_ids[:, batch.prompt_len:], 0.7))
     assert torch.equal(entropy, token_entropy(logits, 0.7))
+
+
+@pytest.mark.parametrize("fp32_head", [True, False])
+def test_bf16_model_keeps_its_head_precision_when_chunked(fp32_head):
+    model, batch = load_model(TINY, "bfloat16", fp32_head=fp32_head), random_batch()
+    with torch.no_grad():
+        plain, plain_h = completion_logprobs(model, batch, chunk=0)
+        chunked, chunked_h = completion_logprobs(model, batch, chunk=8)
+    assert chunked.dtype == torch.float32
+    torch.testing.assert_close(chunked, plain, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(chunked_h, plain_h, rtol=1e-6, atol=1e-6)

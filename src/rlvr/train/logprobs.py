@@ -95,10 +95,11 @@ def completion_hidden(body: torch.nn.Module, batch: Batch) -> torch.Tensor:
 
 def chunked_logprobs(split: SplitModel, batch: Batch, temperature: float, chunk: int,
                      entropy: str | None) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """`completion_logprobs` on a split model: the body once, then the head on chunks of at
-    most `chunk` flattened (row, position) tokens. With gradient and more than one chunk, each chunk is
-    checkpointed (non-reentrant): only its (chunk, H) hidden rows are kept, and the backward
-    recomputes its logits, so no two chunks' (chunk, V) tensors are alive at once."""
+    """`completion_logprobs` on a split model: the body once, then the head on equal chunks
+    of at most `chunk` flattened (row, position) tokens. With gradient and more than one
+    chunk, each chunk is checkpointed (non-reentrant): only its (chunk, H) hidden rows are
+    kept, and the backward recomputes its logits, so no two chunks' (chunk, V) tensors are
+    alive at once. `entropy`: None, "value" or "grad"."""
     hidden = completion_hidden(split.body, batch)  # (B, T, H)
     targets = batch.input_ids[:, batch.prompt_len:]  # (B, T)
     # equal chunks of at most `chunk` rows, not a short tail: a few-row matmul may take another
