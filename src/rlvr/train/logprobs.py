@@ -43,15 +43,24 @@ def completion_logits(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     return out.logits[:, :t, :]
 
 
-def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
-    """log softmax(logits / temperature) at the target tokens. (B, T, V), (B, T) → (B, T).
-
-    Matches the engine's sampling log-probs, which use the same temperature, and like them is
-    computed in float32 whatever dtype the head gave the logits."""
+def scaled_log_softmax(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """log softmax(logits / temperature) over the vocabulary, in float32 whatever dtype the
+    head gave the logits, as the engine's sampling log-probs are. (..., V) → (..., V)."""
     logits = logits.float()
     if temperature not in (0.0, 1.0):
         logits = logits / temperature
-    return torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return torch.log_softmax(logits, dim=-1)
+
+
+def entropy_of(logp_all: torch.Tensor) -> torch.Tensor:
+    """H = -sum_v p_v log p_v (nats) from log-probs over the vocabulary. (..., V) → (...)."""
+    return -(logp_all.exp() * logp_all).sum(dim=-1)
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """log softmax(logits / temperature) at the target tokens. (B, T, V), (B, T) → (B, T).
+    Matches the engine's sampling log-probs, which use the same temperature."""
+    return scaled_log_softmax(logits, temperature).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
 
 def token_entropy(logits: torch.Tensor, temperature: float = 1.0, *, with_grad: bool = False) -> torch.Tensor:
@@ -59,11 +68,7 @@ def token_entropy(logits: torch.Tensor, temperature: float = 1.0, *, with_grad: 
     the log-probs and the loss use. (B, T, V) → (B, T). With gradient only when asked (an
     entropy bonus), since it keeps a (B, T, V) softmax in the graph."""
     with torch.set_grad_enabled(with_grad and torch.is_grad_enabled()):
-        logits = logits.float()
-        if temperature not in (0.0, 1.0):
-            logits = logits / temperature
-        logp = torch.log_softmax(logits, dim=-1)
-        return -(logp.exp() * logp).sum(dim=-1)
+        return entropy_of(scaled_log_softmax(logits, temperature))
 
 
 def completion_logprobs(model: PreTrainedModel, batch: Batch, temperature: float = 1.0, *,
@@ -118,13 +123,17 @@ def chunked_logprobs(split: SplitModel, batch: Batch, temperature: float, chunk:
 def _head_stats(head: torch.nn.Module | None, x: torch.Tensor, targets: torch.Tensor, temperature: float,
                 entropy: str | None) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-prob and entropy (`entropy`: None, "value" or "grad") at every row of x, the
-    logits (..., V) themselves when `head` is None, else hidden states (..., H) for it; by the
-    same two functions on both paths, so that they agree."""
-    logits = x if head is None else head(x)  # (..., V)
+    logits (..., V) themselves when `head` is None, else hidden states (..., H) for it. Both
+    paths compute through here, so that they agree; the values are those of `token_logprobs`
+    and `token_entropy`."""
+    logp_all = scaled_log_softmax(x if head is None else head(x), temperature)  # (..., V)
     # log-probs first: a checkpointed chunk's recomputation stops once it has rebuilt the
     # tensors the backward needs, which skips a gradient-free entropy after them
-    logp = token_logprobs(logits, targets, temperature)
-    return logp, None if entropy is None else token_entropy(logits, temperature, with_grad=entropy == "grad")
+    logp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    if entropy is None:
+        return logp, None
+    with torch.set_grad_enabled(entropy == "grad" and torch.is_grad_enabled()):
+        return logp, entropy_of(logp_all)  # from the same log-softmax: one (..., V) tensor fewer
 
 
 _said: set[str] = set()
