@@ -23,10 +23,10 @@ from rlvr.types import Batch
 
 log = logging.getLogger(__name__)
 
-# Tokens per LM-head chunk. A checkpointed chunk's forward + backward peaks at about 4 (entropy
-# logged) to 6 (entropy bonus) times its float32 logits (benchmarks/logit_memory.py): at
-# V = 152,064 and 512 tokens, 1.2 to 1.9 GB, against 25 to 37 GB for a 16k-token micro-batch
-# all at once; 512 rows still keep a GPU's head matmul efficient.
+# Tokens per LM-head chunk. The head's part of a forward + backward peaks at about 3 (entropy
+# logged) to 5 (entropy bonus) times the float32 logits it holds at once, chunked or not
+# (benchmarks/logit_memory.py): at V = 152,064, 0.9 to 1.6 GB for 512 tokens, against 40 to
+# 50 GB for a 16k-token micro-batch all at once; 512 rows keep a GPU's head matmul efficient.
 DEFAULT_LOGIT_CHUNK = 512
 
 
