@@ -316,6 +316,9 @@ class TrainSection(Section):
     weight_decay: float = Field(0.0, ge=0)
     max_grad_norm: float = Field(1.0, gt=0)
     micro_batch_size: int = Field(64, ge=1)
+    # Token log-probs take the LM head over this many tokens at a time, so no (B, T, V) float32
+    # logits exist at once (0: all at once). Results are the same; only peak memory changes.
+    logit_chunk: int = Field(512, ge=0)
     updates_per_batch: int = Field(1, ge=1)
     time_limit_s: Optional[float] = Field(None, gt=0)  # stop after this much training time
     fsdp: bool = False  # shard the trainer with PyTorch FSDP across the ranks of `torchrun`

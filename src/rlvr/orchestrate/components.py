@@ -145,7 +145,7 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Compon
     trainer = (FSDPTrainer if t.fsdp else Trainer)(
         model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
                                       max_grad_norm=t.max_grad_norm),
-        micro_batch_size=t.micro_batch_size, temperature=s.temperature)
+        micro_batch_size=t.micro_batch_size, temperature=s.temperature, logit_chunk=t.logit_chunk)
     critic = None
     if plan.needs_critic:
         cr = config.critic

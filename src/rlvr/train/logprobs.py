@@ -1,11 +1,33 @@
-"""Log-probabilities of completion tokens under a model, by one teacher-forced forward pass."""
+"""Log-probabilities and entropies of completion tokens under a model, by one teacher-forced
+forward pass.
+
+At a large vocabulary the logits dominate the step's memory: (B, T, V) float32 is 608 KB a
+token at Qwen2's V = 152,064, and the log-softmax, the entropy's terms and their gradients
+hold several more such tensors. `completion_logprobs` therefore runs the model's body once
+and applies the LM head `chunk` tokens at a time, each chunk under activation checkpointing,
+so that at most one chunk's (chunk, V) logits are alive, in the forward and in the backward
+(which recomputes them). The values are those of the plain path: the same functions on the
+same rows (measured in benchmarks/logit_memory.py and docs/scaling.md).
+"""
 
 from __future__ import annotations
 
+import logging
+
 import torch
+from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedModel
 
+from rlvr.train.model_split import SplitModel, split_model
 from rlvr.types import Batch
+
+log = logging.getLogger(__name__)
+
+# Tokens per LM-head chunk. The head's part of a forward + backward peaks at about 3 (entropy
+# logged) to 5 (entropy bonus) times the float32 logits it holds at once, chunked or not
+# (benchmarks/logit_memory.py): at V = 152,064, 0.9 to 1.6 GB for 512 tokens, against 40 to
+# 50 GB for a 16k-token micro-batch all at once; 512 rows keep a GPU's head matmul efficient.
+DEFAULT_LOGIT_CHUNK = 512
 
 
 def completion_logits(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
@@ -21,15 +43,24 @@ def completion_logits(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
     return out.logits[:, :t, :]
 
 
-def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
-    """log softmax(logits / temperature) at the target tokens. (B, T, V), (B, T) → (B, T).
-
-    Matches the engine's sampling log-probs, which use the same temperature, and like them is
-    computed in float32 whatever dtype the head gave the logits."""
+def scaled_log_softmax(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """log softmax(logits / temperature) over the vocabulary, in float32 whatever dtype the
+    head gave the logits, as the engine's sampling log-probs are. (..., V) → (..., V)."""
     logits = logits.float()
     if temperature not in (0.0, 1.0):
         logits = logits / temperature
-    return torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return torch.log_softmax(logits, dim=-1)
+
+
+def entropy_of(logp_all: torch.Tensor) -> torch.Tensor:
+    """H = -sum_v p_v log p_v (nats) from log-probs over the vocabulary. (..., V) → (...)."""
+    return -(logp_all.exp() * logp_all).sum(dim=-1)
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """log softmax(logits / temperature) at the target tokens. (B, T, V), (B, T) → (B, T).
+    Matches the engine's sampling log-probs, which use the same temperature."""
+    return scaled_log_softmax(logits, temperature).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
 
 def token_entropy(logits: torch.Tensor, temperature: float = 1.0, *, with_grad: bool = False) -> torch.Tensor:
@@ -37,18 +68,88 @@ def token_entropy(logits: torch.Tensor, temperature: float = 1.0, *, with_grad: 
     the log-probs and the loss use. (B, T, V) → (B, T). With gradient only when asked (an
     entropy bonus), since it keeps a (B, T, V) softmax in the graph."""
     with torch.set_grad_enabled(with_grad and torch.is_grad_enabled()):
-        logits = logits.float()
-        if temperature not in (0.0, 1.0):
-            logits = logits / temperature
-        logp = torch.log_softmax(logits, dim=-1)
-        return -(logp.exp() * logp).sum(dim=-1)
+        return entropy_of(scaled_log_softmax(logits, temperature))
 
 
-def batch_logprobs(model: PreTrainedModel, batch: Batch, temperature: float = 1.0) -> torch.Tensor:
+def completion_logprobs(model: PreTrainedModel, batch: Batch, temperature: float = 1.0, *,
+                        chunk: int = DEFAULT_LOGIT_CHUNK, entropy: bool = True,
+                        entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(logp, entropy), each (B, T): `token_logprobs` and `token_entropy` of the completion
+    positions (entropy None unless asked), with the LM head applied `chunk` tokens at a time
+    (0: all at once, the plain path). A model that does not split into body and head
+    (`rlvr.train.model_split`) takes the plain path, and says why once."""
+    want = "grad" if entropy and entropy_grad else "value" if entropy else None
+    split = split_model(model) if chunk > 0 else None
+    if isinstance(split, SplitModel):
+        return chunked_logprobs(split, batch, temperature, chunk, want)
+    if split is not None:
+        _say_once(split)
+    return _head_stats(None, completion_logits(model, batch), batch.input_ids[:, batch.prompt_len:],
+                       temperature, want)
+
+
+def completion_hidden(body: torch.nn.Module, batch: Batch) -> torch.Tensor:
+    """Final hidden states (B, T, H) of the positions P-1 .. P+T-2, those that predict the
+    completion tokens: the rows `completion_logits` feeds the head."""
+    positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
+    out = body(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+               position_ids=positions, use_cache=False)
+    p, t = batch.prompt_len, batch.completion_mask.shape[1]
+    return out.last_hidden_state[:, p - 1:p - 1 + t, :]
+
+
+def chunked_logprobs(split: SplitModel, batch: Batch, temperature: float, chunk: int,
+                     entropy: str | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """`completion_logprobs` on a split model: the body once, then the head on equal chunks
+    of at most `chunk` flattened (row, position) tokens. With gradient and more than one
+    chunk, each chunk is checkpointed (non-reentrant): only its (chunk, H) hidden rows are
+    kept, and the backward recomputes its logits, so no two chunks' (chunk, V) tensors are
+    alive at once. `entropy`: None, "value" or "grad"."""
+    hidden = completion_hidden(split.body, batch)  # (B, T, H)
+    targets = batch.input_ids[:, batch.prompt_len:]  # (B, T)
+    # equal chunks of at most `chunk` rows, not a short tail: a few-row matmul may take another
+    # BLAS kernel than the plain path's, and round differently
+    n_chunks = -(-targets.numel() // chunk)
+    rows_h = hidden.reshape(-1, hidden.shape[-1]).tensor_split(n_chunks)
+    rows_t = targets.reshape(-1).tensor_split(n_chunks)
+    remat = torch.is_grad_enabled() and len(rows_h) > 1
+    pieces = [checkpoint(_head_stats, split.head, h, t, temperature, entropy, use_reentrant=False)
+              if remat else _head_stats(split.head, h, t, temperature, entropy)
+              for h, t in zip(rows_h, rows_t)]
+    logp = torch.cat([lp for lp, _ in pieces]).view_as(targets)
+    return logp, None if entropy is None else torch.cat([e for _, e in pieces]).view_as(targets)
+
+
+def _head_stats(head: torch.nn.Module | None, x: torch.Tensor, targets: torch.Tensor, temperature: float,
+                entropy: str | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Log-prob and entropy (`entropy`: None, "value" or "grad") at every row of x, the
+    logits (..., V) themselves when `head` is None, else hidden states (..., H) for it. Both
+    paths compute through here, so that they agree; the values are those of `token_logprobs`
+    and `token_entropy`."""
+    logp_all = scaled_log_softmax(x if head is None else head(x), temperature)  # (..., V)
+    # log-probs first: a checkpointed chunk's recomputation stops once it has rebuilt the
+    # tensors the backward needs, which skips a gradient-free entropy after them
+    logp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    if entropy is None:
+        return logp, None
+    with torch.set_grad_enabled(entropy == "grad" and torch.is_grad_enabled()):
+        return logp, entropy_of(logp_all)  # from the same log-softmax: one (..., V) tensor fewer
+
+
+_said: set[str] = set()
+
+
+def _say_once(reason: str) -> None:
+    if reason not in _said:
+        _said.add(reason)
+        log.warning("log-probs: %s, so the LM head runs on all positions at once ((B, T, V) logits)", reason)
+
+
+def batch_logprobs(model: PreTrainedModel, batch: Batch, temperature: float = 1.0, *,
+                   chunk: int = DEFAULT_LOGIT_CHUNK) -> torch.Tensor:
     """(B, T) log-probs of the batch's completion tokens, computed on the model's device and
     returned on the batch's."""
     home = batch.input_ids.device
     batch = batch.to(next(model.parameters()).device)
-    logits = completion_logits(model, batch)
-    targets = batch.input_ids[:, batch.prompt_len:]
-    return token_logprobs(logits, targets, temperature).to(home)
+    logp, _ = completion_logprobs(model, batch, temperature, chunk=chunk, entropy=False)
+    return logp.to(home)

@@ -17,7 +17,7 @@ from transformers import PreTrainedModel
 from rlvr.algo import Objective
 from rlvr.errors import NumericalError
 from rlvr.models.finite import all_finite, first_nonfinite
-from rlvr.train.logprobs import completion_logits, token_entropy, token_logprobs
+from rlvr.train.logprobs import DEFAULT_LOGIT_CHUNK, completion_logprobs
 from rlvr.train.lora import engine_weights
 from rlvr.types import Batch
 
@@ -33,8 +33,13 @@ class OptimConfig:
 
 class Trainer:
     def __init__(self, model: PreTrainedModel, objective: Objective, optim: OptimConfig, *,
-                 micro_batch_size: int, temperature: float = 1.0):
+                 micro_batch_size: int, temperature: float = 1.0, logit_chunk: int = DEFAULT_LOGIT_CHUNK):
+        """logit_chunk: tokens per LM-head chunk when computing log-probs and entropy (0: the
+        whole micro-batch's (B, T, V) logits at once); see `rlvr.train.logprobs`."""
+        if logit_chunk < 0:
+            raise ValueError(f"logit_chunk = {logit_chunk}: a number of tokens, >= 0 (0 turns chunking off)")
         self.model = model
+        self.logit_chunk = logit_chunk
         self.objective = objective
         self.optim = optim
         self.micro_batch_size = micro_batch_size
@@ -63,9 +68,8 @@ class Trainer:
         """Forward and backward of one micro-batch with its rows `w` of the full-batch
         weights; adds its loss, metrics and timings to `sums`."""
         t0 = time.perf_counter()
-        logits = completion_logits(self.model, micro)
-        logp = token_logprobs(logits, micro.input_ids[:, micro.prompt_len:], self.temperature)
-        entropy = token_entropy(logits, self.temperature, with_grad=self.objective.needs_entropy_grad)
+        logp, entropy = completion_logprobs(self.model, micro, self.temperature, chunk=self.logit_chunk,
+                                            entropy_grad=self.objective.needs_entropy_grad)
         loss, metrics = self.objective.loss(logp, micro, w, entropy=entropy)
         t1 = time.perf_counter()
         loss.backward()
