@@ -41,8 +41,8 @@ GOLDEN_OVERRIDES: dict[str, list[str]] = {
     "grpo_async": ["orchestrate.mode=async", "orchestrate.max_staleness=0"],
 }
 # Golden runs that are not a recipe file: name -> the recipe they run (with their extras above).
-# No recipe in recipes/ is async, so this one covers AsyncLoop. Staleness 0 only: with k >= 1 the
-# producer loads whichever weights were pushed when it is admitted (async_loop._produce_forever),
+# No recipe in recipes/ is async, so this one covers the AsyncProducer. Staleness 0 only: with k >= 1 the
+# producer loads whichever weights were pushed when it is admitted (producers.AsyncProducer._produce_forever),
 # so which policy version samples a batch depends on thread timing, not on the seed.
 VARIANT_OF = {"grpo_async": "grpo"}
 # Float reductions may split differently with another thread count; fix it for both modes.

@@ -222,7 +222,7 @@ def test_on_policy_metrics(mode):
 
 def extreme_padding_batch():
     """float32, as the trainer runs: padding log-probs of the current policy at -100 (possible at a
-    low temperature), old_logp and ref_logp zero there, as `collate` and sync.py make them."""
+    low temperature), old_logp and ref_logp zero there, as `collate` and the batch chain make them."""
     mask = torch.tensor([[1.0, 1.0, 0.0]])
     old_logp = torch.tensor([[-1.0, -2.0, 0.0]])
     batch = make_batch(mask, torch.ones(1, 3) * mask, old_logp, torch.tensor([0]), ref_logp=old_logp.clone())

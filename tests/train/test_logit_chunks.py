@@ -179,9 +179,25 @@ def test_model_that_changes_its_logits_takes_the_plain_path_and_says_why_once(ca
 
 
 def test_wrappers_that_do_not_split_name_themselves():
-    policy = wrap_lora(load_model(TINY), ModelSection(lora_rank=4), TINY, seed=0)
-    assert split_model(AdaptersOff(policy)) == "AdaptersOff is not a transformers PreTrainedModel"
     assert split_model(load_model(TINY).model).startswith("Qwen2Model has no output embeddings")
+    assert split_model(object()) == "object is not a transformers PreTrainedModel"
+
+
+def test_the_lora_reference_splits_with_its_adapters_off_and_equals_the_base_model():
+    """The policy's own split, called with the adapters off: the same log-probs as the base
+    model it wraps (chunked there too), even once the adapters have moved."""
+    policy = wrap_lora(load_model(TINY), ModelSection(lora_rank=4), TINY, seed=0)
+    with torch.no_grad():
+        for name, p in policy.named_parameters():
+            if "lora_B" in name:
+                p.add_(0.5)  # adapters that change the output
+    batch = random_batch()
+    with torch.no_grad():
+        reference, _ = completion_logprobs(AdaptersOff(policy), batch, chunk=8)
+        base, _ = completion_logprobs(load_model(TINY), batch, chunk=8)
+        adapted, _ = completion_logprobs(policy, batch, chunk=8)
+    assert isinstance(split_model(AdaptersOff(policy)), SplitModel)
+    assert torch.equal(reference, base) and not torch.equal(reference, adapted)
 
 
 def test_plain_path_is_token_logprobs_and_token_entropy_bit_for_bit():

@@ -107,13 +107,21 @@ class AdaptersOff:
         return self.policy.parameters()
 
     def __call__(self, **inputs):
-        was_training = self.policy.training
-        self.policy.eval()
-        try:
-            with self.policy.disable_adapter():
-                return self.policy(**inputs)
-        finally:
-            self.policy.train(was_training)
+        return self.calling(self.policy)(**inputs)
+
+    def calling(self, part):
+        """`part` of the policy (its body, its head) called with the adapters off, in eval mode."""
+
+        def call(*args, **inputs):
+            was_training = self.policy.training
+            self.policy.eval()
+            try:
+                with self.policy.disable_adapter():
+                    return part(*args, **inputs)
+            finally:
+                self.policy.train(was_training)
+
+        return call
 
 
 def load_adapters(policy: nn.Module, checkpoint: Path) -> None:

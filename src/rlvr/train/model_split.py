@@ -18,7 +18,7 @@ import torch
 from torch.distributed.fsdp import FSDPModule
 from transformers import PreTrainedModel
 
-from rlvr.train.lora import is_lora
+from rlvr.train.lora import AdaptersOff, is_lora
 
 # Config fields through which a transformers LM changes its logits after the head's matmul
 # (checked against transformers 5.24's modeling files: gemma2/3, cohere, granite, ...).
@@ -37,6 +37,10 @@ class SplitModel:
 
 def split_model(model: object) -> SplitModel | str:
     """The model's body and head, or a one-line reason why it does not split."""
+    if isinstance(model, AdaptersOff):  # the LoRA reference: the policy's split, adapters off
+        inner = split_model(model.policy)
+        return inner if isinstance(inner, str) else SplitModel(body=model.calling(inner.body),
+                                                               head=model.calling(inner.head))
     if isinstance(model, FSDPModule):
         return "an FSDP-sharded model gathers its root parameters only inside its own forward"
     model = _without_peft_wrapper(model)
