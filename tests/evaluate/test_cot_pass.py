@@ -101,3 +101,26 @@ def test_compare_is_b_minus_a_paired():
     _, judged_b = one_prompt([True, True], [True, False])
     diff = compare_cot(groups, judged_a, groups, judged_b, [1, 2])
     assert diff["1"]["mean"] == pytest.approx(0.5) and diff["2"]["mean"] == pytest.approx(1.0)
+
+
+def test_the_judge_reads_the_think_block_with_the_gold_as_reference():
+    from rlvr.evaluate.cot_judge import COT_QUESTION, judge_groups
+
+    seen = []
+
+    def judge(prompt, reasoning, question, reference):
+        seen.append((prompt, reasoning, question, reference))
+        return 0.7
+
+    g = group("What is 7*8?", "56", ["56"])
+    g = type(g)(g.prompt, g.gold, g.source, (type(g.members[0])("<think>7*8=56</think> so 56", 1.0, "56", "56"),))
+    assert judge_groups([g], judge, 0.5) == [(CotJudgement(0.7, True),)]
+    assert seen == [("What is 7*8?", "7*8=56", COT_QUESTION, "56")]
+
+
+def test_a_judge_answer_outside_0_1_names_the_sample():
+    from rlvr.errors import RewardError
+    from rlvr.evaluate.cot_judge import judge_groups
+
+    with pytest.raises(RewardError, match=r"test:q \(sample 2\): the judge returned 1.5"):
+        judge_groups([group("q", "1", ["1", "2"])], lambda p, r, q, ref: 0.2 if r == "1" else 1.5, 0.5)

@@ -236,7 +236,6 @@ def print_summary(output: EvalOutput, seconds: float) -> None:
     print(f"disagreements: {model['disagreements']} of {model['prompts']} prompts have mixed verdicts, ranked in "
           f"{output.disagreements} ({model['scattered_prompts']} more agree on the verdict but scatter their "
           f"answers; not listed)")
-    print(f"results: {output.results_file}\nreport:  {output.report}")
 
 
 @dataclass(frozen=True)
@@ -276,4 +275,6 @@ def run_eval(args: argparse.Namespace) -> int:
     print_summary(output, time.perf_counter() - start)
     if cot is not None:
         print_cot(output.results)
+        print(f"judgements: {output.folder / 'cot_judgements.jsonl'}")
+    print(f"results: {output.results_file}\nreport:  {output.report}")
     return 0
