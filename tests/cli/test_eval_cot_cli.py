@@ -151,3 +151,35 @@ def test_a_function_judge_on_samples_never_imports_torch(tmp_path):
             "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'torch was imported'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_rubric_judges_the_reasoning(tmp_path, capsys, monkeypatch):
+    fake = types.ModuleType("rubricfakes")
+    # a program criterion sees (reasoning, gold): right when the working states the gold answer twice
+    fake.states_gold = lambda response, gold: float(response.count(gold) >= 2)
+    monkeypatch.setitem(sys.modules, "rubricfakes", fake)
+    recipe = tmp_path / "rubric.toml"
+    recipe.write_text('[reward]\nverifier = "rubric"\n'
+                      'rubric = [{name = "working", function = "rubricfakes:states_gold"}]\n')
+    samples = write_rows(tmp_path / "s.jsonl", ["7*8=56, so 56", "it is 56"])
+    code, _, err = eval_cot(capsys, "--samples", str(samples), "--out", str(tmp_path / "o"),
+                            "--cot-judge", f"rubric:{recipe}")
+    assert code == 0, err
+    cot = json.loads((tmp_path / "o" / "results.json").read_text())["model"]["cot"]
+    assert cot["samples"]["answer_right_reasoning_right"] == 1 and cot["samples"]["answer_right_reasoning_wrong"] == 1
+
+
+def test_a_genrm_judge_in_process_with_k_samples(tmp_path, capsys, random_judge):
+    folder = random_judge  # conftest.py: a 1-layer random Qwen2 made in the test, nothing downloaded
+    samples = write_rows(tmp_path / "s.jsonl", [r for r, _, _ in CASES])
+    code, _, err = eval_cot(capsys, "--samples", str(samples), "--out", str(tmp_path / "o"),
+                            "--cot-judge", f"model:{folder}", "--cot-judge-samples", "2",
+                            "--cot-judge-max-new-tokens", "2", "--cot-judge-top", "1000")
+    assert code == 0, err
+    rows = [json.loads(line) for line in (tmp_path / "o" / "cot_judgements.jsonl").read_text().splitlines()]
+    # a random judge: some P(yes) strictly inside (0, 1) for each sample, mean of 2 reasonings
+    assert len(rows) == 4 and all(0.0 < r["cot_p"] < 1.0 for r in rows)
+    code, _, err = eval_cot(capsys, "--samples", str(samples), "--out", str(tmp_path / "o"),
+                            "--cot-judge", f"model:{folder}", "--cot-judge-samples", "0")
+    assert code == 2 and "--cot-judge-samples" in err
+
