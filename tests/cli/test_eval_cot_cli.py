@@ -89,6 +89,9 @@ def test_compare_shows_both_metrics_for_both_sides(tmp_path, capsys):
     assert results["compare"]["model"]["cot"]["cot_pass_at_k"]["2"]["mean"] == pytest.approx(5 / 6)
     assert "compare samples: answer right & reasoning right 2" in stdout and "diff CoT-pass@1" in stdout
     assert (out / "cot_judgements_compare.jsonl").is_file()
+    html = (out / "report.html").read_text()
+    assert "<td>CoT-pass@1</td><td>0.250 [0.250, 0.250]</td><td>0.500 [0.500, 0.500]</td>" in html
+    assert "<td>CoT-pass@1</td><td>0.250 [0.250, 0.250]</td></tr>" in html  # the paired difference
 
 
 @pytest.fixture
