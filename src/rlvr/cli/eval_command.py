@@ -45,6 +45,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "own; a run's checkpoints/step_N has none, so point this at the base model)")
     ev.add_argument("--samples", type=Path, metavar="FILE.jsonl",
                     help='score already generated {"prompt","response","gold"} rows instead of sampling')
+    add_cot_arguments(ev)
+
+
+def add_cot_arguments(ev: argparse.ArgumentParser) -> None:
+    cot = ev.add_argument_group("CoT-pass@k", "a sample counts only when its answer is right and a judge finds its "
+                                "reasoning right (Wen et al. 2025); reported beside pass@k")
+    cot.add_argument("--cot-judge", metavar="SPEC", help="the reasoning judge: function:package.module:function "
+                     "(fn(prompt, reasoning, question, reference) -> P(right)), model:DIR or http:URL (a GenRM "
+                     "judge), rubric:RECIPE.toml (its [reward] rubric), or samples (the --samples file's cot_p)")
+    cot.add_argument("--cot-threshold", type=float, default=0.5, help="reasoning right when P >= THRESHOLD (0.5)")
+    cot.add_argument("--cot-question", help="the question put to the judge (default: cot_judge.COT_QUESTION)")
+    cot.add_argument("--cot-judge-samples", type=int, default=1, help="GenRM: k judge samples, P is their mean")
+    cot.add_argument("--cot-judge-max-new-tokens", type=int, default=0, help="GenRM: reasoning tokens before "
+                     "its yes/no (default 0)")
+    cot.add_argument("--cot-judge-temperature", type=float, default=1.0, help="GenRM: its sampling temperature")
+    cot.add_argument("--cot-judge-top", type=int, default=20, help="GenRM: next tokens its verdict reads (20)")
+    cot.add_argument("--cot-served-model", metavar="NAME", help="http: the judge model's name on the server")
 
 
 def parse_ks(text: str | None, n: int) -> tuple[int, ...]:
@@ -161,6 +178,10 @@ def check_args(args: argparse.Namespace) -> None:
         raise ConfigError(f"--temperature must be >= 0, got {args.temperature}")
     if args.chunk_prompts is not None and args.chunk_prompts < 1:
         raise ConfigError(f"--chunk-prompts must be >= 1, got {args.chunk_prompts}")
+    if not 0.0 <= args.cot_threshold <= 1.0:
+        raise ConfigError(f"--cot-threshold must be in [0, 1], got {args.cot_threshold}")
+    if args.cot_judge == "samples" and args.samples is None:
+        raise ConfigError("--cot-judge samples reads the cot_p column of a --samples file; give --samples FILE.jsonl")
 
 
 def collect(args: argparse.Namespace,
@@ -215,7 +236,6 @@ def print_summary(output: EvalOutput, seconds: float) -> None:
     print(f"disagreements: {model['disagreements']} of {model['prompts']} prompts have mixed verdicts, ranked in "
           f"{output.disagreements} ({model['scattered_prompts']} more agree on the verdict but scatter their "
           f"answers; not listed)")
-    print(f"results: {output.results_file}\nreport:  {output.report}")
 
 
 @dataclass(frozen=True)
@@ -241,12 +261,20 @@ def task_scorer(task: str) -> "MathVerifier | TaskScorer":
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    from rlvr.cli.eval_cot import cot_input, make_cot_ask, print_cot
     from rlvr.evaluate.evaluation import write_evaluation
 
     check_args(args)
     start = time.perf_counter()
     verifier = task_scorer(args.task)
+    ask = make_cot_ask(args.cot_judge, args) if args.cot_judge else None  # a bad spec fails before sampling
     groups, other, ks, settings = collect(args, verifier)
-    output = write_evaluation(args.out, groups, ks, {**settings, "k": list(ks)}, compare_with=other, seed=args.seed)
+    cot = cot_input(args, ask, groups, other) if args.cot_judge else None
+    output = write_evaluation(args.out, groups, ks, {**settings, "k": list(ks)}, compare_with=other, seed=args.seed,
+                              cot=cot)
     print_summary(output, time.perf_counter() - start)
+    if cot is not None:
+        print_cot(output.results)
+        print(f"judgements: {output.folder / 'cot_judgements.jsonl'}")
+    print(f"results: {output.results_file}\nreport:  {output.report}")
     return 0

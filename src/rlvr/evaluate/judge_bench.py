@@ -38,7 +38,8 @@ def split_pair(text: str) -> tuple[str, str]:
     return head.removeprefix("Response A:\n"), second
 
 
-def _asked(ask: Ask, where: str, prompt: str, response: str, question: str, reference: str) -> float:
+def ask_checked(ask: Ask, where: str, prompt: str, response: str, question: str, reference: str) -> float:
+    """ask(...) checked to be a probability; a RewardError naming `where` otherwise."""
     try:
         answer = ask(prompt, response, question, reference)
     except RewardError as e:
@@ -63,7 +64,7 @@ def point_scores(rows: tuple[PointRow, ...], ask: Ask | None) -> np.ndarray:
     """P(yes) of each pointwise row (N,)."""
     if ask is None:
         return np.array([_stored(r.p_yes, r.where, "judge_p_yes") for r in rows], dtype=float)
-    return np.array([_asked(ask, r.where, r.prompt, r.response, POINT_QUESTION, r.reference)
+    return np.array([ask_checked(ask, r.where, r.prompt, r.response, POINT_QUESTION, r.reference)
                      for r in rows], dtype=float)
 
 
@@ -72,8 +73,8 @@ def pair_scores(rows: tuple[PairRow, ...], ask: Ask | None) -> tuple[np.ndarray,
     if ask is None:
         return (np.array([_stored(r.p_chosen_first, r.where, "judge_p_chosen_first") for r in rows], float),
                 np.array([_stored(r.p_rejected_first, r.where, "judge_p_rejected_first") for r in rows], float))
-    both = [(_asked(ask, r.where, r.prompt, pair_text(r.chosen, r.rejected), PAIR_QUESTION, r.reference),
-             _asked(ask, r.where, r.prompt, pair_text(r.rejected, r.chosen), PAIR_QUESTION, r.reference))
+    both = [(ask_checked(ask, r.where, r.prompt, pair_text(r.chosen, r.rejected), PAIR_QUESTION, r.reference),
+             ask_checked(ask, r.where, r.prompt, pair_text(r.rejected, r.chosen), PAIR_QUESTION, r.reference))
             for r in rows]
     return np.array([a for a, _ in both], float), np.array([b for _, b in both], float)
 

@@ -1,7 +1,8 @@
 """report.html: one self-contained page (plots embedded as base64 PNG) of an evaluation.
 
-Sections: headline metrics, the pass@k / maj@k curve, the pass-rate histogram, the top
-disagreements, and, in compare mode, the paired differences and the solved / lost prompts.
+Sections: headline metrics (with CoT-pass@k when a reasoning judge was given), the pass@k /
+maj@k curve, the pass-rate histogram, the top disagreements, and, in compare mode, the paired
+differences and the solved / lost prompts.
 """
 
 from __future__ import annotations
@@ -89,6 +90,9 @@ def metrics_table(labelled: list[tuple[str, dict]]) -> str:
     n = first["best_of_n"]["n"]
     rows.append([f"best-of-{n} by log-prob"] + [fmt(r["best_of_n"]["logprob"]) for _, r in labelled])
     rows.append([f"best-of-{n} by verifier (= pass@{n})"] + [fmt(r["best_of_n"]["verifier"]) for _, r in labelled])
+    if all("cot" in r for _, r in labelled):  # rlvr eval --cot-judge (cot_pass.py)
+        for key, label in (("cot_pass_at_k", "CoT-pass@{}"), ("pass_minus_cot", "pass@{k} - CoT-pass@{k}")):
+            rows += [[label.format(k, k=k)] + [fmt(r["cot"][key][k]) for _, r in labelled] for k in first["pass_at_k"]]
     return table(["metric (95% CI over prompts)"] + [label for label, _ in labelled], rows)
 
 
@@ -106,6 +110,7 @@ def compare_section(compare: dict) -> str:
     """Paired differences and the solved / lost prompts."""
     rows = [[f"pass@{k}", fmt(v)] for k, v in compare["pass_at_k_diff"].items()]
     rows += [[f"maj@{k}", fmt(v)] for k, v in compare["maj_at_k_diff"].items()]
+    rows += [[f"CoT-pass@{k}", fmt(v)] for k, v in compare.get("cot_pass_at_k_diff", {}).items()]
     ch = compare["changes"]
     counts = (f"<p>solved {ch['solved']}, lost {ch['lost']}, better {ch['better']}, worse {ch['worse']}, "
               f"same {ch['same']} (by pass rate).</p>")

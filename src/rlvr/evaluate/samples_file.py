@@ -2,7 +2,9 @@
 
     {"prompt": str, "response": str, "gold": str | number}
     optional: "logprob" (mean token log-prob of the response, enables best-of-n by log-prob),
-              "id", "meta" (kept out of the metrics)
+              "id", "meta" (kept out of the metrics),
+              "cot_p" (P(reasoning right) in [0, 1] or true/false: read by --cot-judge samples,
+              cot_judge.py; cot_judgements.jsonl carries it)
 
 Rows with the same prompt form one group, in file order; every row of a prompt must carry the
 same gold answer. Malformed rows fail with `file:line`; nothing is skipped. Blank lines hold
@@ -19,7 +21,7 @@ from rlvr.tasks.jsonl import json_object, read_lines
 from rlvr.evaluate.groups import Graded, PromptGroup, Verify, grade
 
 REQUIRED = ("prompt", "response", "gold")
-ALLOWED = {*REQUIRED, "logprob", "id", "meta"}
+ALLOWED = {*REQUIRED, "logprob", "id", "meta", "cot_p"}
 
 
 def parse_sample_row(line: str, where: str) -> tuple[str, str, str, float | None]:

@@ -1,0 +1,59 @@
+"""`rlvr eval --cot-judge SPEC`: judge every sample's reasoning and print CoT-pass@k beside pass@k
+(evaluate/cot_pass.py for the metric, evaluate/cot_judge.py for the judges; docs/evaluation.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Sequence
+
+from rlvr.evaluate.confidence import Estimate
+from rlvr.evaluate.cot_judge import COT_QUESTION, judge_groups, make_cot_ask, precomputed_for, read_precomputed
+from rlvr.evaluate.cot_pass import CotInput, Judged
+from rlvr.evaluate.groups import PromptGroup
+from rlvr.evaluate.judge_bench import Ask
+
+__all__ = ["cot_input", "make_cot_ask", "print_cot"]
+
+
+def judged_side(args: argparse.Namespace, ask: Ask | None, groups: Sequence[PromptGroup], file: Path | None,
+                question: str) -> Judged:
+    if ask is None:  # --cot-judge samples: the file's own cot_p column
+        return precomputed_for(groups, read_precomputed(file, args.cot_threshold))
+    return judge_groups(groups, ask, args.cot_threshold, question)
+
+
+def cot_input(args: argparse.Namespace, ask: Ask | None, groups: Sequence[PromptGroup],
+              other: Sequence[PromptGroup] | None) -> CotInput:
+    """The judgements of both sides (the compared model's only with --compare)."""
+    question = args.cot_question or COT_QUESTION
+    compare_file = Path(args.compare) if args.compare and args.samples is not None else None
+    judged = judged_side(args, ask, groups, args.samples, question)
+    judged_other = judged_side(args, ask, other, compare_file, question) if other is not None else None
+    return CotInput(judged, judged_other, args.cot_judge, args.cot_threshold, question)
+
+
+def _est(entry: dict) -> Estimate:
+    return Estimate(entry["mean"], *entry["ci"])
+
+
+def print_side(prefix: str, cot: dict) -> None:
+    print(f"  {prefix}{'k':<5} {'pass@k':<22} {'CoT-pass@k':<22} pass - CoT (paired)")
+    for k in cot["pass_at_k"]:
+        print(f"  {prefix}{k:<5} {str(_est(cot['pass_at_k'][k])):<22} {str(_est(cot['cot_pass_at_k'][k])):<22} "
+              f"{_est(cot['pass_minus_cot'][k])}")
+    s = cot["samples"]
+    print(f"  {prefix}samples: answer right & reasoning right {s['answer_right_reasoning_right']}, answer right & "
+          f"reasoning wrong {s['answer_right_reasoning_wrong']} (pass@k only), answer wrong & reasoning right "
+          f"{s['answer_wrong_reasoning_right']}, both wrong {s['answer_wrong_reasoning_wrong']}")
+
+
+def print_cot(results: dict) -> None:
+    settings = results["cot_settings"]
+    print(f"CoT-pass@k: reasoning judged by {settings['judge']}, right when P >= {settings['threshold']:g} "
+          f"(95% CI over prompts)")
+    print_side("", results["model"]["cot"])
+    if "compare" in results and "cot" in results["compare"]["model"]:
+        print_side("compare ", results["compare"]["model"]["cot"])
+        for k, entry in results["compare"]["diff"]["cot_pass_at_k_diff"].items():
+            print(f"  diff {'CoT-pass@' + k:<12} {_est(entry)}  (compare - model, paired)")

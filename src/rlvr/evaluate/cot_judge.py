@@ -1,0 +1,127 @@
+"""Who judges the reasoning for CoT-pass@k (cot_pass.py), and the file the judgements live in.
+
+A reasoning judge is an `Ask` (judge_bench.py): (prompt, reasoning, question, reference) ->
+P(reasoning right). It is shown the sample's reasoning (`cot_monitor.reasoning_of`: the
+<think> block when there is one, else the whole response), asked `COT_QUESTION` (or the
+user's), with the gold answer as the reference. Judges (`--cot-judge`):
+
+    function:package.module:function   any Python function, no model (never loads torch)
+    model:DIR | http:URL               the GenRM judge of eval-judge: mean P(yes) over k samples
+    rubric:RECIPE.toml                 that recipe's [reward] rubric (verifier = "rubric")
+    samples                            the `cot_p` column of the --samples file (precomputed)
+
+`cot_judgements.jsonl` (written by every CoT evaluation) is a samples file, one row a sample
+in group order, with `cot_p` filled in and the verdicts in `meta`: re-read with
+`rlvr eval --samples cot_judgements.jsonl --cot-judge samples` it gives the same results
+without running the judge again, at any threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Sequence
+
+from rlvr.errors import ConfigError, DatasetError
+from rlvr.evaluate.cot_pass import CotJudgement, Judged, judgement
+from rlvr.evaluate.groups import PromptGroup
+from rlvr.evaluate.judge_bench import Ask, ask_checked
+from rlvr.evaluate.samples_file import ALLOWED, REQUIRED
+from rlvr.rewards.cot_monitor import reasoning_of
+from rlvr.tasks.jsonl import json_object, read_lines
+
+COT_QUESTION = ("Is the reasoning in the response correct: does each step follow from the task and "
+                "the steps before it, and does it arrive at its final answer?")
+SPECS = "function:package.module:function, model:DIR, http:URL, rubric:RECIPE.toml or samples"
+
+
+def make_cot_ask(spec: str, args: argparse.Namespace) -> Ask | None:
+    """The reasoning judge named by --cot-judge SPEC; None for `samples` (precomputed)."""
+    kind, _, target = spec.partition(":")
+    if kind == "samples" and not target:
+        return None
+    if kind == "rubric" and target:
+        return rubric_ask(target)
+    if kind in ("function", "model", "http") and target:
+        from rlvr.cli.eval_judge_command import make_judge  # the same plumbing as rlvr eval-judge
+
+        judge_args = argparse.Namespace(
+            judge=spec, served_model=args.cot_served_model, judge_samples=args.cot_judge_samples,
+            judge_max_new_tokens=args.cot_judge_max_new_tokens, judge_temperature=args.cot_judge_temperature,
+            judge_top=args.cot_judge_top)
+        try:
+            return make_judge(judge_args)
+        except ConfigError as e:  # its messages name eval-judge's flags
+            raise ConfigError(str(e).replace("--judge", "--cot-judge")) from None
+    raise ConfigError(f"--cot-judge {spec!r}: expected {SPECS}")
+
+
+def rubric_ask(recipe: str) -> Ask:
+    """The [reward] rubric of a recipe file, scoring the reasoning: P = its weighted score."""
+    from rlvr.config import load_config
+    from rlvr.orchestrate.model_rewards import build_rubric
+
+    if not Path(recipe).is_file():
+        raise ConfigError(f"--cot-judge rubric:{recipe}: no such recipe file")
+    section = load_config(Path(recipe)).reward
+    if section.verifier != "rubric" or not section.rubric:
+        raise ConfigError(f"--cot-judge rubric:{recipe}: the recipe's [reward] is not a rubric "
+                          f"(verifier = {section.verifier!r}); set verifier = \"rubric\" and its criteria")
+    rubric = build_rubric(section)
+    return lambda prompt, response, question, reference: rubric(response, reference, prompt=prompt).score
+
+
+def judge_groups(groups: Sequence[PromptGroup], ask: Ask, threshold: float,
+                 question: str = COT_QUESTION) -> list[tuple[CotJudgement, ...]]:
+    """Ask the judge about the reasoning of every sample → one judgement per sample."""
+    return [tuple(judgement(ask_checked(ask, f"{g.source} (sample {i + 1})", g.prompt, reasoning_of(m.response),
+                                        question, g.gold), threshold)
+                  for i, m in enumerate(g.members))
+            for g in groups]
+
+
+def _cot_p(value: object, where: str) -> float:
+    if isinstance(value, bool):  # a hand label
+        return float(value)
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise DatasetError(f"{where}: field 'cot_p' must be a probability in [0, 1] (or true/false), got {value!r}")
+    return float(value)
+
+
+def read_precomputed(path: Path, threshold: float) -> dict[str, list[CotJudgement]]:
+    """The `cot_p` of every row of a samples file, by prompt in file order (as load_samples
+    groups them); a DatasetError naming the line of a row without one."""
+    out: dict[str, list[CotJudgement]] = {}
+    for line, where in read_lines(path, "samples"):
+        row = json_object(line, where, REQUIRED, ALLOWED)  # load_samples checked the rest
+        if "cot_p" not in row:
+            raise DatasetError(f"{where}: no field 'cot_p' for --cot-judge samples (give every row one, "
+                               f"or judge with --cot-judge {SPECS.rsplit(' or ', 1)[0]})")
+        out.setdefault(row["prompt"], []).append(judgement(_cot_p(row["cot_p"], where), threshold))
+    return out
+
+
+def precomputed_for(groups: Sequence[PromptGroup], table: dict[str, list[CotJudgement]]) -> Judged:
+    return [tuple(table[g.prompt]) for g in groups]
+
+
+def judgement_rows(groups: Sequence[PromptGroup], judged: Judged, threshold: float) -> list[dict]:
+    """One samples-file row a sample, with cot_p and the verdicts (in meta)."""
+    rows = []
+    for g, js in zip(groups, judged):
+        for i, (m, j) in enumerate(zip(g.members, js)):
+            row = {"prompt": g.prompt, "response": m.response, "gold": g.gold, "cot_p": j.p,
+                   "meta": {"source": g.source, "sample": i, "score": m.score, "answer": m.answer,
+                            "answer_correct": m.score >= 1.0, "cot_correct": j.right, "threshold": threshold,
+                            "counts_for_cot_pass": m.score >= 1.0 and j.right}}
+            if m.mean_logprob is not None and math.isfinite(m.mean_logprob):
+                row["logprob"] = m.mean_logprob
+            rows.append(row)
+    return rows
+
+
+def write_judgements(path: Path, groups: Sequence[PromptGroup], judged: Judged, threshold: float) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in judgement_rows(groups, judged, threshold)),
+                    encoding="utf-8")
