@@ -319,6 +319,13 @@ class TrainSection(Section):
     updates_per_batch: int = Field(1, ge=1)
     time_limit_s: Optional[float] = Field(None, gt=0)  # stop after this much training time
     fsdp: bool = False  # shard the trainer with PyTorch FSDP across the ranks of `torchrun`
+    # The learning rate over the run's optimiser updates (train.steps * updates_per_batch of
+    # them; train/schedule.py has the formulas): a linear warm-up from 0 over warmup_steps
+    # updates (or warmup_ratio of them), then constant, linear or cosine decay.
+    lr_schedule: names.LR_SCHEDULE.literal() = "constant"
+    warmup_steps: int = Field(0, ge=0)
+    warmup_ratio: Optional[float] = Field(None, ge=0, lt=1)
+    min_lr_ratio: float = Field(0.0, ge=0, le=1)  # linear / cosine: the last update's lr over train.lr
 
 
 class EvalSection(Section):

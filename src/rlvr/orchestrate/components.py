@@ -23,6 +23,7 @@ from rlvr.train import OptimConfig, Trainer
 from rlvr.train.critic import CriticTrainer, ValueModel
 from rlvr.train.fsdp import FSDPTrainer
 from rlvr.train.lora import AdaptersOff, load_adapters, wrap_lora
+from rlvr.train.schedule import ScheduleConfig
 from rlvr.types import Sample
 
 
@@ -144,7 +145,7 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Compon
     t = config.train
     trainer = (FSDPTrainer if t.fsdp else Trainer)(
         model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
-                                      max_grad_norm=t.max_grad_norm),
+                                      max_grad_norm=t.max_grad_norm, schedule=ScheduleConfig.from_train(t)),
         micro_batch_size=t.micro_batch_size, temperature=s.temperature)
     critic = None
     if plan.needs_critic:
