@@ -124,8 +124,9 @@ def check_teacher_vocabulary(tokenizer, teacher: PreTrainedModel, folder: Path) 
                           f"policy's; distillation needs the same tokenizer")
 
 
-def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Components:
-    """Everything the plan needs, loaded. `weights_from` (a checkpoint) replaces the model's weights."""
+def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn: RewardFn | None = None) -> Components:
+    """Everything the plan needs, loaded. `weights_from` (a checkpoint) replaces the model's
+    weights; `reward_fn` (a Python callable, rlvr.train's `reward=`) replaces the config's reward."""
     config, objective = plan.config, plan.objective
     model_path = resolve_path(config.model.path, base)
     tokenizer = with_chat_template(load_tokenizer(model_path), config.model.chat_template, base)
@@ -156,6 +157,7 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Compon
     # Model-based rewards (RLPR) read the weights that generated the batch: the in-process
     # engine's copy, which the async trainer thread does not touch while scoring runs.
     policy = (engine.scoring_model if engine.scoring_model is not None else model, tokenizer)
-    reward_fn = build_reward_fn(judge_path_resolved(config.reward, base), policy)
+    if reward_fn is None:
+        reward_fn = build_reward_fn(judge_path_resolved(config.reward, base), policy)
     return Components(model, ref_model, tokenizer, engine, trainer, reward_fn,
                       train_set, test_set, sampling, critic)
