@@ -5,6 +5,7 @@
     rlvr.make_config(recipe, overrides)   a validated Config (recipe name, TOML file or Config)
     rlvr.load_config(path, ["section.key=value", ...])                       the CLI's reader
     rlvr.plan(config)                what the run will do, before anything loads (RunPlan)
+    rlvr.export(checkpoint, out_dir)  a checkpoint as a plain Hugging Face model folder
     rlvr.verifier(name, **options)   a built-in verifier: verifier(response=..., gold=...)
 
 Each name is imported on first use, so that `import rlvr` (and the CLI's config checks, which
@@ -24,6 +25,7 @@ _API = {
     "load_config": ("rlvr.config.load", "load_config"),
     "dump_config": ("rlvr.config.load", "dump_config"),
     "plan": ("rlvr.orchestrate.plan", "plan_run"),
+    "export": ("rlvr.orchestrate.export", "export_checkpoint"),
     "Config": ("rlvr.config.schema", "Config"),
     "RunResult": ("rlvr.orchestrate.run", "RunResult"),
     "Verdict": ("rlvr.rewards", "Verdict"),
