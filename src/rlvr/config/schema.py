@@ -343,6 +343,11 @@ class LogSection(Section):
     samples_per_step: int = Field(4, ge=0)
     tensorboard: bool = False
     progress: Literal["auto", "rich", "plain", "none"] = "auto"
+    # Weights & Biases (orchestrate/wandb_log.py, extra `rlvr[wandb]`): "offline" writes the W&B
+    # run into RUN_DIR/wandb and sends nothing; "online" streams it to the server.
+    wandb: bool = False
+    wandb_project: str = Field("rlvr", min_length=1)
+    wandb_mode: Literal["offline", "online"] = "offline"
 
 
 class CheckpointSection(Section):

@@ -134,22 +134,42 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
 
 
 class CallbackDisplay(ProgressDisplay):
-    """The progress display that also hands each step's metrics to a callback."""
+    """The progress display that also hands each step's metrics to callbacks (the Python API's
+    `on_step`, the W&B writer), and closes those that need it when the run ends."""
 
-    def __init__(self, *args, on_step: StepCallback, **kwargs):
+    def __init__(self, *args, on_step: list[StepCallback], closing: list[Callable[[], None]], **kwargs):
         super().__init__(*args, **kwargs)
-        self.on_step = on_step
+        self.on_step, self.closing = on_step, closing
 
     def update(self, step: int, metrics: dict[str, float]) -> None:
         super().update(step, metrics)
-        self.on_step(step, dict(metrics))
+        for callback in self.on_step:
+            callback(step, dict(metrics))
+
+    def close(self) -> None:
+        super().close()
+        for close in self.closing:
+            close()
+
+
+def make_display(config: Config, folder: RunFolder, first_step: int,
+                 on_step: StepCallback | None) -> ProgressDisplay:
+    mode = config.log.progress if folder.writes else "none"
+    callbacks, closing = [on_step] if on_step is not None else [], []
+    if config.log.wandb and folder.writes:
+        from rlvr.orchestrate.wandb_log import WandbLog  # an optional extra
+
+        board = WandbLog(config, folder.path)
+        callbacks.append(board)
+        closing.append(board.close)
+    if not callbacks:
+        return ProgressDisplay(config.train.steps, mode, first_step=first_step)
+    return CallbackDisplay(config.train.steps, mode, first_step=first_step, on_step=callbacks, closing=closing)
 
 
 def run_loop(config: Config, folder: RunFolder, loop: Loop, notes: list[str], eval_full: bool,
              fsdp: bool, on_step: StepCallback | None = None) -> RunResult:
-    mode = config.log.progress if folder.writes else "none"
-    display = (ProgressDisplay(config.train.steps, mode, first_step=loop.step + 1) if on_step is None else
-               CallbackDisplay(config.train.steps, mode, first_step=loop.step + 1, on_step=on_step))
+    display = make_display(config, folder, loop.step + 1, on_step)
     result = RunResult(folder=folder, steps=loop.step, train_seconds=0.0, notes=notes)
     for note in result.notes if folder.writes else []:
         print(f"rlvr: {note}", file=sys.stderr)
