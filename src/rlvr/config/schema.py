@@ -326,6 +326,7 @@ class TrainSection(Section):
     warmup_steps: int = Field(0, ge=0)
     warmup_ratio: Optional[float] = Field(None, ge=0, lt=1)
     min_lr_ratio: float = Field(0.0, ge=0, le=1)  # linear / cosine: the last update's lr over train.lr
+    gradient_checkpointing: bool = False  # recompute activations in the backward (train/activation_memory.py)
 
 
 class EvalSection(Section):

@@ -20,6 +20,7 @@ from rlvr.orchestrate.plan import RunPlan
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks.chat import renderer, with_chat_template
 from rlvr.train import OptimConfig, Trainer
+from rlvr.train.activation_memory import enable_gradient_checkpointing
 from rlvr.train.critic import CriticTrainer, ValueModel
 from rlvr.train.fsdp import FSDPTrainer
 from rlvr.train.lora import AdaptersOff, load_adapters, wrap_lora
@@ -144,6 +145,8 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn
     ref_model = load_reference(config, objective, model, model_path, device, base, tokenizer)
     engine = plan.engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
+    if t.gradient_checkpointing:  # after the engine's copy, which generates without it
+        enable_gradient_checkpointing(model)
     trainer = (FSDPTrainer if t.fsdp else Trainer)(
         model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
                                       max_grad_norm=t.max_grad_norm, schedule=ScheduleConfig.from_train(t)),
