@@ -42,10 +42,20 @@ def test_a_reward_object_scores_the_run_and_the_callbacks_see_each_step(tmp_path
     assert any("rlvr.resume(run_dir, reward=...)" in n for n in result.notes)
 
 
-def test_a_module_level_reward_function_is_named_in_the_run_config(tmp_path):
-    from rlvr.rewards import calling
+def test_a_reward_callable_meets_the_rules_of_reward_function():
+    with pytest.raises(ConfigError, match="reward.template"):  # a template needs a verifier that reads it
+        rlvr.run("grpo", overrides={**SMALL, "reward.template": "boxed"}, reward=Scores())
 
-    assert rlvr.orchestrate.api.importable_name(calling.call_reward) == "rlvr.rewards.calling:call_reward"
+
+def test_a_module_level_reward_function_is_named_in_the_run_config(tmp_path, monkeypatch):
+    (tmp_path / "api_reward_module.py").write_text("def short(response, gold):\n    return float(len(response) < 4)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import api_reward_module
+
+    result = rlvr.run("grpo", overrides={**SMALL, "train.steps": 1, "run.output_dir": str(tmp_path)},
+                      reward=api_reward_module.short)
+    assert rlvr.load_config(result.folder.path / "config.toml").reward.function == "api_reward_module:short"
+    assert result.notes == []
     assert rlvr.orchestrate.api.importable_name(lambda r, g: 0.0) is None
     assert rlvr.orchestrate.api.importable_name(Scores()) is None
 

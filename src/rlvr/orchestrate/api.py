@@ -91,16 +91,16 @@ def run(recipe: Recipe = None, *, overrides: Overrides = (), reward: RewardFn | 
     callable is not (resume with `rlvr.resume(..., reward=...)`; RunResult.notes says so).
     `on_step(step, metrics)`: after every step; `on_eval(step, metrics)`: after the steps that
     evaluated (metrics hold `eval/accuracy`)."""
-    notes = []
+    notes, config = [], make_config(recipe, overrides)
     if reward is not None:
         name = importable_name(reward)
-        extra = {"reward.function": name} if name else {}
+        # the rules of reward.function (e.g. no reward.template) hold for any callable
+        checked = make_config(config, {"reward.function": name or "python.object:reward"})
+        config = checked if name else config
         if name is None:
             notes.append(f"the reward {getattr(reward, '__name__', type(reward).__name__)} is a Python object: "
                          "config.toml does not name it; resume with rlvr.resume(run_dir, reward=...)")
-        recipe, overrides = make_config(recipe, overrides), extra
-    result = runs.train(make_config(recipe, overrides), eval_full=eval_full, reward_fn=reward,
-                        on_step=callbacks(on_step, on_eval))
+    result = runs.train(config, eval_full=eval_full, reward_fn=reward, on_step=callbacks(on_step, on_eval))
     result.notes.extend(notes)
     return result
 
