@@ -319,9 +319,7 @@ class TrainSection(Section):
     updates_per_batch: int = Field(1, ge=1)
     time_limit_s: Optional[float] = Field(None, gt=0)  # stop after this much training time
     fsdp: bool = False  # shard the trainer with PyTorch FSDP across the ranks of `torchrun`
-    # The learning rate over the run's optimiser updates (train.steps * updates_per_batch of
-    # them; train/schedule.py has the formulas): a linear warm-up from 0 over warmup_steps
-    # updates (or warmup_ratio of them), then constant, linear or cosine decay.
+    # lr over the train.steps * updates_per_batch optimiser updates (formulas: train/schedule.py)
     lr_schedule: names.LR_SCHEDULE.literal() = "constant"
     warmup_steps: int = Field(0, ge=0)
     warmup_ratio: Optional[float] = Field(None, ge=0, lt=1)
@@ -344,8 +342,7 @@ class LogSection(Section):
     samples_per_step: int = Field(4, ge=0)
     tensorboard: bool = False
     progress: Literal["auto", "rich", "plain", "none"] = "auto"
-    # Weights & Biases (orchestrate/wandb_log.py, extra `rlvr[wandb]`): "offline" writes the W&B
-    # run into RUN_DIR/wandb and sends nothing; "online" streams it to the server.
+    # Weights & Biases (orchestrate/wandb_log.py): "offline" writes RUN_DIR/wandb, sends nothing
     wandb: bool = False
     wandb_project: str = Field("rlvr", min_length=1)
     wandb_mode: Literal["offline", "online"] = "offline"
