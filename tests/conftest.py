@@ -53,3 +53,34 @@ def bpe_models(bpe_tokenizer, tmp_path_factory):
     root = tmp_path_factory.mktemp("bpe_models")
     save = _chat_model_script().save_chat_model
     return {arch: save(root / arch, bpe_tokenizer, arch) for arch in ("qwen2", "llama")}
+
+
+# --- The sandbox tests a machine without bubblewrap skips (issue 10) ---------------------------
+# Every such skip's reason starts with this (tests/rewards/test_sandbox.py and the others that
+# call rlvr.rewards.sandbox.bwrap_unavailable()).
+SANDBOX_SKIP = "bubblewrap cannot sandbox here"
+ENABLE_SANDBOX = "sudo apt-get install bubblewrap"
+
+
+def sandbox_skip_summary(reasons: list[str]) -> str | None:
+    """The closing line for the skips whose reason starts with SANDBOX_SKIP, or None."""
+    skipped = [r for r in reasons if SANDBOX_SKIP in r]
+    if not skipped:
+        return None
+    why = skipped[0].split(SANDBOX_SKIP, 1)[1].lstrip(": ") or "bubblewrap is missing or not allowed"
+    return (f"{len(skipped)} sandbox test{'s' if len(skipped) > 1 else ''} skipped ({why}); "
+            f"to run them: `{ENABLE_SANDBOX}` (and allow unprivileged user namespaces), then make test")
+
+
+def pytest_unconfigure(config):
+    """After pytest's own last line, so that it is the last thing `make test` prints."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    reasons = []
+    for report in reporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reasons.append(longrepr[2] if isinstance(longrepr, tuple) else str(longrepr))
+    line = sandbox_skip_summary(reasons)
+    if line is not None:
+        reporter.write_line(line)

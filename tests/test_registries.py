@@ -35,6 +35,7 @@ def bound_tables():
     from rlvr.orchestrate.batch_steps import ADVANTAGES
     from rlvr.orchestrate.producers import PRODUCERS
     from rlvr.tasks.registry import TASKS
+    from rlvr.train.schedule import DECAYS
 
     none = ("none",)
     return [
@@ -47,6 +48,7 @@ def bound_tables():
         (names.PROGRAM_VERIFIER, VERIFIER_OPTIONS, ()), (names.TEMPLATE, FORMAT_CHECKS, none),
         (names.TEMPLATE, COMMITS, none), (names.TASK_KIND, TASKS, ()),
         (names.ADVANTAGE, ADVANTAGES, ()), (names.ORCHESTRATE_MODE, PRODUCERS, ()),
+        (names.LR_SCHEDULE, DECAYS, ()),
     ]
 
 

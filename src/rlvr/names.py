@@ -124,6 +124,13 @@ TEMPLATE = Registry("reward.template", {
     "boxed": "the answer in the last \\boxed{...}",
 })
 
+# --- train --------------------------------------------------------------------------------
+LR_SCHEDULE = Registry("train.lr_schedule", {
+    "constant": "train.lr at every update (after the warm-up, when train.warmup_steps / warmup_ratio is set)",
+    "linear": "after the warm-up, linear decay to train.min_lr_ratio * train.lr at the last update",
+    "cosine": "after the warm-up, half a cosine down to train.min_lr_ratio * train.lr at the last update",
+})
+
 # --- task, model, orchestration -------------------------------------------------------------
 TASK_KIND = Registry("task.kind", {
     "arithmetic": "procedural a op b problems over task.low .. task.high",
@@ -161,7 +168,7 @@ ORCHESTRATE_BACKEND = Registry("orchestrate.backend", {
 
 ALL: tuple[Registry, ...] = (
     ADVANTAGE, BASELINE, SCALE, RATIO_LEVEL, SURROGATE, AGGREGATION, KL, KL_PLACEMENT, MISMATCH,
-    ENTROPY_CONTROL, VALUE_LOSS, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
+    ENTROPY_CONTROL, VALUE_LOSS, LR_SCHEDULE, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
     MODEL_VERIFIER, TEMPLATED_VERIFIER, ANSWER_TEMPLATED_VERIFIER, TEMPLATE, TASK_KIND, ENGINE,
     DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND,
 )

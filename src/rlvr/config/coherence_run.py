@@ -131,6 +131,19 @@ def run_incoherences(c: Config) -> Iterator[str]:
                "take weights mid-generation)")
     yield from vllm_incoherences(c)
     yield from fsdp_incoherences(c)
+    yield from schedule_incoherences(c)
+
+
+def schedule_incoherences(c: Config) -> Iterator[str]:
+    t = c.train
+    if t.warmup_steps and t.warmup_ratio is not None:
+        yield "train.warmup_steps and train.warmup_ratio both set the warm-up: set one"
+    updates = t.steps * t.updates_per_batch
+    if t.warmup_steps > updates:
+        yield (f"train.warmup_steps ({t.warmup_steps}) is above the run's {updates} optimiser updates "
+               "(train.steps * train.updates_per_batch): the warm-up would never end")
+    if t.lr_schedule == "constant" and t.min_lr_ratio != 0.0:
+        yield "train.min_lr_ratio is only read by train.lr_schedule = 'linear' or 'cosine'"
 
 
 def vllm_incoherences(c: Config) -> Iterator[str]:

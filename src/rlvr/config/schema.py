@@ -322,6 +322,12 @@ class TrainSection(Section):
     updates_per_batch: int = Field(1, ge=1)
     time_limit_s: Optional[float] = Field(None, gt=0)  # stop after this much training time
     fsdp: bool = False  # shard the trainer with PyTorch FSDP across the ranks of `torchrun`
+    # lr over the train.steps * updates_per_batch optimiser updates (formulas: train/schedule.py)
+    lr_schedule: names.LR_SCHEDULE.literal() = "constant"
+    warmup_steps: int = Field(0, ge=0)
+    warmup_ratio: Optional[float] = Field(None, ge=0, lt=1)
+    min_lr_ratio: float = Field(0.0, ge=0, le=1)  # linear / cosine: the last update's lr over train.lr
+    gradient_checkpointing: bool = False  # recompute activations in the backward (train/activation_memory.py)
 
 
 class EvalSection(Section):
@@ -339,6 +345,10 @@ class LogSection(Section):
     samples_per_step: int = Field(4, ge=0)
     tensorboard: bool = False
     progress: Literal["auto", "rich", "plain", "none"] = "auto"
+    # Weights & Biases (orchestrate/wandb_log.py): "offline" writes RUN_DIR/wandb, sends nothing
+    wandb: bool = False
+    wandb_project: str = Field("rlvr", min_length=1)
+    wandb_mode: Literal["offline", "online"] = "offline"
 
 
 class CheckpointSection(Section):

@@ -20,9 +20,11 @@ from rlvr.orchestrate.plan import RunPlan
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks.chat import renderer, with_chat_template
 from rlvr.train import OptimConfig, Trainer
+from rlvr.train.activation_memory import enable_gradient_checkpointing
 from rlvr.train.critic import CriticTrainer, ValueModel
 from rlvr.train.fsdp import FSDPTrainer
 from rlvr.train.lora import AdaptersOff, load_adapters, wrap_lora
+from rlvr.train.schedule import ScheduleConfig
 from rlvr.types import Sample
 
 
@@ -123,8 +125,9 @@ def check_teacher_vocabulary(tokenizer, teacher: PreTrainedModel, folder: Path) 
                           f"policy's; distillation needs the same tokenizer")
 
 
-def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Components:
-    """Everything the plan needs, loaded. `weights_from` (a checkpoint) replaces the model's weights."""
+def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn: RewardFn | None = None) -> Components:
+    """Everything the plan needs, loaded. `weights_from` (a checkpoint) replaces the model's
+    weights; `reward_fn` (a Python callable, rlvr.train's `reward=`) replaces the config's reward."""
     config, objective = plan.config, plan.objective
     model_path = resolve_path(config.model.path, base)
     tokenizer = with_chat_template(load_tokenizer(model_path), config.model.chat_template, base)
@@ -142,9 +145,11 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Compon
     ref_model = load_reference(config, objective, model, model_path, device, base, tokenizer)
     engine = plan.engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
+    if t.gradient_checkpointing:  # after the engine's copy, which generates without it
+        enable_gradient_checkpointing(model)
     trainer = (FSDPTrainer if t.fsdp else Trainer)(
         model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
-                                      max_grad_norm=t.max_grad_norm),
+                                      max_grad_norm=t.max_grad_norm, schedule=ScheduleConfig.from_train(t)),
         micro_batch_size=t.micro_batch_size, temperature=s.temperature, logit_chunk=t.logit_chunk)
     critic = None
     if plan.needs_critic:
@@ -155,6 +160,7 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None) -> Compon
     # Model-based rewards (RLPR) read the weights that generated the batch: the in-process
     # engine's copy, which the async trainer thread does not touch while scoring runs.
     policy = (engine.scoring_model if engine.scoring_model is not None else model, tokenizer)
-    reward_fn = build_reward_fn(judge_path_resolved(config.reward, base), policy)
+    if reward_fn is None:
+        reward_fn = build_reward_fn(judge_path_resolved(config.reward, base), policy)
     return Components(model, ref_model, tokenizer, engine, trainer, reward_fn,
                       train_set, test_set, sampling, critic)

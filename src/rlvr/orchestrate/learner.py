@@ -50,14 +50,20 @@ class Learner:
         return self.parts.trainer.checkpoint_weights()
 
     def state_dict(self) -> dict:
-        state = {"optimizer": self.parts.trainer.optimizer_state()}
+        trainer = self.parts.trainer
+        state = {"optimizer": trainer.optimizer_state(), "lr_schedule": trainer.schedule.state_dict()}
         critic = self.parts.critic
         if critic is not None:
             state.update(critic=critic.model.state_dict(), critic_optimizer=critic.optimizer.state_dict())
         return state
 
     def load_state_dict(self, state: dict) -> None:
-        self.parts.trainer.load_optimizer_state(state["optimizer"])
+        trainer = self.parts.trainer
+        trainer.load_optimizer_state(state["optimizer"])
+        if "lr_schedule" in state:
+            trainer.schedule.load_state_dict(state["lr_schedule"])
+        else:  # a checkpoint from before schedules: its AdamW update count is the position
+            trainer.schedule.resume_at(state["optimizer"])
         critic = self.parts.critic
         if critic is not None:
             critic.model.load_state_dict(state["critic"])

@@ -10,6 +10,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from transformers.utils import logging as hf_logging
 
@@ -19,10 +20,14 @@ from rlvr.orchestrate.components import build
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
 from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted, SilentRunFolder
+from rlvr.orchestrate.scoring import RewardFn
 from rlvr.orchestrate.loop import Loop
 from rlvr.orchestrate.plan import plan_run
 from rlvr.train.checkpoint import clean_temporaries, newest_intact
 from rlvr.train.distributed import join_process_group
+
+
+StepCallback = Callable[[int, dict[str, float]], None]
 
 
 def repo_root() -> Path:
@@ -60,10 +65,11 @@ def claim(folder: RunFolder) -> None:
                           f"`rlvr train --resume {folder.path}` or pick another --set run.name=...")
 
 
-def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path | None = None) -> Loop:
+def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path | None = None,
+              reward_fn: RewardFn | None = None) -> Loop:
     """The loop of a run whose folder is taken; on resume, from `checkpoint` (None: start over)."""
     plan = plan_run(config)
-    loop = Loop(plan, build(plan, repo_root(), weights_from=checkpoint), folder)
+    loop = Loop(plan, build(plan, repo_root(), weights_from=checkpoint, reward_fn=reward_fn), folder)
     if resume:
         loop.resume_from(checkpoint)
     return loop
@@ -81,7 +87,8 @@ def repair_for_resume(folder: RunFolder) -> tuple[Path | None, list[str]]:
     return checkpoint, notes + damaged
 
 
-def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFolder, Loop, list[str]]:
+def start(config: Config, folder_class, resume_dir: Path | None,
+          reward_fn: RewardFn | None = None) -> tuple[RunFolder, Loop, list[str]]:
     """Take the run folder and build the loop. A new run validates everything (model, data,
     reward: `build`) before its folder exists, so that a failed start leaves nothing behind."""
     if resume_dir is not None:
@@ -91,7 +98,7 @@ def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFol
         folder.acquire()  # refuses the resume of a run that is still training
         try:
             checkpoint, notes = repair_for_resume(folder)
-            return folder, open_loop(config, folder, resume=True, checkpoint=checkpoint), notes
+            return folder, open_loop(config, folder, resume=True, checkpoint=checkpoint, reward_fn=reward_fn), notes
         except BaseException:
             folder.release()
             raise
@@ -100,7 +107,7 @@ def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFol
     if folder.writes and folder.path.exists():  # refuse a taken name before the slow build
         claim(folder)
         folder.release()
-    parts = build(plan, repo_root())
+    parts = build(plan, repo_root(), reward_fn=reward_fn)
     if folder.writes:
         folder = new_run_folder(config)
     try:
@@ -110,23 +117,59 @@ def start(config: Config, folder_class, resume_dir: Path | None) -> tuple[RunFol
         raise
 
 
-def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False) -> RunResult:
+def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False,
+          reward_fn: RewardFn | None = None, on_step: StepCallback | None = None) -> RunResult:
     """Run (or continue) training to `train.steps`; with `eval_full`, measure greedy accuracy
     on the whole test split before and after. Under `train.fsdp` every rank runs this; rank 0
-    alone writes the run folder and prints."""
+    alone writes the run folder and prints. `reward_fn` (a Python callable) replaces the
+    config's reward; `on_step(step, metrics)` is called after each step's metrics line."""
     ranks = join_process_group(config)
     hf_logging.disable_progress_bar()  # a bar for every checkpoint save would bury ours
-    folder, loop, notes = start(config, RunFolder if ranks is None or ranks.is_main else SilentRunFolder, resume_dir)
+    folder_class = RunFolder if ranks is None or ranks.is_main else SilentRunFolder
+    folder, loop, notes = start(config, folder_class, resume_dir, reward_fn)
     try:
-        return run_loop(config, folder, loop, notes, eval_full, fsdp=ranks is not None)
+        return run_loop(config, folder, loop, notes, eval_full, fsdp=ranks is not None, on_step=on_step)
     finally:
         folder.release()
 
 
+class CallbackDisplay(ProgressDisplay):
+    """The progress display that also hands each step's metrics to callbacks (the Python API's
+    `on_step`, the W&B writer), and closes those that need it when the run ends."""
+
+    def __init__(self, *args, on_step: list[StepCallback], closing: list[Callable[[], None]], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.on_step, self.closing = on_step, closing
+
+    def update(self, step: int, metrics: dict[str, float]) -> None:
+        super().update(step, metrics)
+        for callback in self.on_step:
+            callback(step, dict(metrics))
+
+    def close(self) -> None:
+        super().close()
+        for close in self.closing:
+            close()
+
+
+def make_display(config: Config, folder: RunFolder, first_step: int,
+                 on_step: StepCallback | None) -> ProgressDisplay:
+    mode = config.log.progress if folder.writes else "none"
+    callbacks, closing = [on_step] if on_step is not None else [], []
+    if config.log.wandb and folder.writes:
+        from rlvr.orchestrate.wandb_log import WandbLog  # an optional extra
+
+        board = WandbLog(config, folder.path)
+        callbacks.append(board)
+        closing.append(board.close)
+    if not callbacks:
+        return ProgressDisplay(config.train.steps, mode, first_step=first_step)
+    return CallbackDisplay(config.train.steps, mode, first_step=first_step, on_step=callbacks, closing=closing)
+
+
 def run_loop(config: Config, folder: RunFolder, loop: Loop, notes: list[str], eval_full: bool,
-             fsdp: bool) -> RunResult:
-    display = ProgressDisplay(config.train.steps, config.log.progress if folder.writes else "none",
-                              first_step=loop.step + 1)
+             fsdp: bool, on_step: StepCallback | None = None) -> RunResult:
+    display = make_display(config, folder, loop.step + 1, on_step)
     result = RunResult(folder=folder, steps=loop.step, train_seconds=0.0, notes=notes)
     for note in result.notes if folder.writes else []:
         print(f"rlvr: {note}", file=sys.stderr)
@@ -175,12 +218,13 @@ def ctrl_c_stops_after_the_step(loop: Loop, enabled: bool = True):
         signal.signal(signal.SIGINT, previous)
 
 
-def resume(run_dir: Path, overrides: list[str] = ()) -> RunResult:
+def resume(run_dir: Path, overrides: list[str] = (), **kwargs) -> RunResult:
+    """Continue the run in `run_dir` (its config.toml, with `overrides`); `kwargs` as `train`'s."""
     folder = RunFolder(run_dir)
     if not folder.config.is_file():
         raise ConfigError(f"{run_dir}: no config.toml here, so there is no run to resume")
     config = load_config(folder.config, list(overrides))
-    return train(config, resume_dir=run_dir)
+    return train(config, resume_dir=run_dir, **kwargs)
 
 
 def timestamp() -> str:

@@ -19,6 +19,7 @@ from rlvr.errors import NumericalError
 from rlvr.models.finite import all_finite, first_nonfinite
 from rlvr.train.logprobs import DEFAULT_LOGIT_CHUNK, completion_logprobs
 from rlvr.train.lora import engine_weights
+from rlvr.train.schedule import LRSchedule, ScheduleConfig
 from rlvr.types import Batch
 
 
@@ -29,6 +30,7 @@ class OptimConfig:
     eps: float = 1e-8
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
+    schedule: ScheduleConfig = ScheduleConfig()  # constant: `lr` at every update
 
 
 class Trainer:
@@ -48,6 +50,7 @@ class Trainer:
             [p for p in model.parameters() if p.requires_grad], lr=optim.lr, betas=optim.betas, eps=optim.eps,
             weight_decay=optim.weight_decay,
         )
+        self.schedule = LRSchedule(self.optimizer, optim.schedule)
 
     def accumulate_gradients(self, batch: Batch) -> dict[str, float]:
         """Zero the gradients, then add those of every micro-batch. Returns the loss, the
@@ -113,15 +116,19 @@ class Trainer:
             grads = ((n, p.grad) for n, p in self.model.named_parameters() if p.grad is not None)
             raise NumericalError(f"{self.update_name(1)}: gradient norm is {float(grad_norm)} "
                                  f"({self.culprit(grads, 'gradient')}); the step was not applied")
+        lr = self.schedule.set_lr()
         self.optimizer.step()
+        self.schedule.advance()
         t1 = time.perf_counter()
         if not all_finite(self.model.parameters()):
             raise NumericalError(f"{self.update_name(0)}: the update made the weights non-finite "
                                  f"({self.culprit(self.model.named_parameters(), 'weight')}; train.lr = "
-                                 f"{self.optim.lr}); stopping without saving them")
+                                 f"{self.optim.lr}, this update's rate {lr:.3g}); stopping without saving them")
         metrics["time/finite_check_s"] = time.perf_counter() - t1
         metrics["time/optimizer_s"] = t1 - t0
         metrics["train/grad_norm"] = float(grad_norm)
+        if self.schedule.config.varies:  # a constant rate logs nothing new (golden runs unchanged)
+            metrics["train/lr"] = lr
         return metrics
 
     def update_name(self, ahead: int) -> str:
