@@ -5,6 +5,7 @@ failure, and the fixer removes the marker. All run on fakes in well under a seco
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import Counter
 from types import SimpleNamespace
@@ -47,6 +48,22 @@ class NoEngine:
         pass
 
 
+class WatchedLock:
+    """The producer's engine lock, noting when the producer thread asks for it."""
+
+    def __init__(self):
+        self.lock, self.producer_waits = threading.Lock(), threading.Event()
+
+    def __enter__(self):
+        if threading.current_thread().name == "rlvr-producer":
+            self.producer_waits.set()
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+
 def wait_until(predicate, timeout_s: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while not predicate() and time.monotonic() < deadline:
@@ -61,17 +78,19 @@ def wait_until(predicate, timeout_s: float = 5.0) -> bool:
 def test_async_checkpoint_state_is_the_state_the_batch_was_drawn_from_even_during_an_eval():
     source = RngSource()
     producer = AsyncProducer(source, NoEngine(), Watchdog(0, None), max_staleness=0, steps=4)
+    producer.engine_lock = lock = WatchedLock()
     producer.start(0)
     try:
         producer.next(1)  # batch 0 drawn from rng 0; the producer now waits for the weights of step 1
+        lock.producer_waits.clear()  # it left the engine before handing batch 0 over
         # The loop publishes, then evaluates; the producer thread may wake only once the eval
         # has the engine. Publishing inside the eval makes that interleaving certain.
         with producer.engine_for_eval():
             saved, source.rng = source.rng, 1000  # the eval's manual_seed(seed + 1)
             producer.publish({"w": torch.zeros(1)}, 1)
-            # let the producer thread wake and admit batch 1 meanwhile (a fixed producer waits
-            # for the engine instead, so this only times out)
-            wait_until(lambda: len(producer.pending_states) == 1, timeout_s=0.5)
+            # the producer wakes: today it records batch 1's state at once; a fixed one first
+            # asks for the engine, which the eval holds
+            assert wait_until(lambda: producer.pending_states or lock.producer_waits.is_set())
             source.rng = saved  # the eval puts the generator back
         assert wait_until(lambda: len(source.drawn_from) == 2)
         assert source.drawn_from[1] == 1  # the draw itself used the restored state...
