@@ -112,7 +112,7 @@ class SolvesEasyPrompts:
                  for j in range(n)] for p in prompts]
 
 
-@pytest.mark.xfail(strict=True, reason="rollouts.py:274-275 update_curriculum runs on the groups select_groups "
+@pytest.mark.xfail(strict=True, reason="rollouts.py:89-90 update_curriculum runs on the groups select_groups "
                    "kept, so an all-correct group (pass rate 1, zero variance) is dropped before the curriculum "
                    "sees it; with recipes/scalerl.toml (G = 8, zero_variance = drop, retire_at = 0.9) a kept group "
                    "has pass rate <= 7/8, so no prompt is ever retired")
@@ -166,7 +166,7 @@ def rollout(n_tokens: int, finish: str) -> Rollout:
 
 @pytest.mark.xfail(strict=True, reason="loop.py:148-150 and step_metrics.py:79 count completion_mask of the "
                    "built batch, which sampling.mask_truncated has zeroed on truncated rows "
-                   "(batch_builder.py:165-172): docs/metrics.md defines compute/tokens_generated as the completion "
+                   "(batch_builder.py:101-108): docs/metrics.md defines compute/tokens_generated as the completion "
                    "tokens sampled and throughput/tokens_per_s as the step's completion tokens")
 def test_tokens_generated_counts_truncated_completions_that_mask_truncated_leaves_out_of_the_loss(tmp_path):
     config = Config(run=RunSection(output_dir=str(tmp_path), stall_timeout_s=0),
