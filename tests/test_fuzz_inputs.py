@@ -133,7 +133,7 @@ def check_config(load, kind: str) -> None:
         if t.kind == "arithmetic" and (t.high - t.low + 1) ** 2 * len(t.ops) <= 20_000:
             train, test = arithmetic_splits(seed=t.seed, test_size=t.test_size, low=t.low, high=t.high, ops=t.ops)
             assert train and len(test) == t.test_size
-        assert (t.high - t.low + 1) ** 2 * len(t.ops) <= MAX_ARITHMETIC_PROBLEMS or t.kind != "arithmetic"
+        assert t.kind != "arithmetic" or (t.high - t.low + 1) ** 2 * len(t.ops) <= MAX_ARITHMETIC_PROBLEMS
 
 
 # ---- dataset rows --------------------------------------------------------------------------------

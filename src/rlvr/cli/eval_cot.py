@@ -7,13 +7,50 @@ import argparse
 from pathlib import Path
 from typing import Sequence
 
+from rlvr.errors import ConfigError
 from rlvr.evaluate.confidence import Estimate
-from rlvr.evaluate.cot_judge import COT_QUESTION, judge_groups, make_cot_ask, precomputed_for, read_precomputed
+from rlvr.evaluate.cot_judge import COT_QUESTION, SPECS, judge_groups, precomputed_for, read_precomputed
 from rlvr.evaluate.cot_pass import CotInput, Judged
 from rlvr.evaluate.groups import PromptGroup
 from rlvr.evaluate.judge_bench import Ask
 
 __all__ = ["cot_input", "make_cot_ask", "print_cot"]
+
+
+def make_cot_ask(spec: str, args: argparse.Namespace) -> Ask | None:
+    """The reasoning judge named by --cot-judge SPEC; None for `samples` (precomputed)."""
+    kind, _, target = spec.partition(":")
+    if kind == "samples" and not target:
+        return None
+    if kind == "rubric" and target:
+        return rubric_ask(target)
+    if kind in ("function", "model", "http") and target:
+        from rlvr.cli.eval_judge_command import make_judge  # the same plumbing as rlvr eval-judge
+
+        judge_args = argparse.Namespace(
+            judge=spec, served_model=args.cot_served_model, judge_samples=args.cot_judge_samples,
+            judge_max_new_tokens=args.cot_judge_max_new_tokens, judge_temperature=args.cot_judge_temperature,
+            judge_top=args.cot_judge_top)
+        try:
+            return make_judge(judge_args)
+        except ConfigError as e:  # its messages name eval-judge's flags
+            raise ConfigError(str(e).replace("--judge", "--cot-judge")) from None
+    raise ConfigError(f"--cot-judge {spec!r}: expected {SPECS}")
+
+
+def rubric_ask(recipe: str) -> Ask:
+    """The [reward] rubric of a recipe file, scoring the reasoning: P = its weighted score."""
+    from rlvr.config import load_config
+    from rlvr.orchestrate.model_rewards import build_rubric
+
+    if not Path(recipe).is_file():
+        raise ConfigError(f"--cot-judge rubric:{recipe}: no such recipe file")
+    section = load_config(Path(recipe)).reward
+    if section.verifier != "rubric" or not section.rubric:
+        raise ConfigError(f"--cot-judge rubric:{recipe}: the recipe's [reward] is not a rubric "
+                          f"(verifier = {section.verifier!r}); set verifier = \"rubric\" and its criteria")
+    rubric = build_rubric(section)
+    return lambda prompt, response, question, reference: rubric(response, reference, prompt=prompt).score
 
 
 def judged_side(args: argparse.Namespace, ask: Ask | None, groups: Sequence[PromptGroup], file: Path | None,

@@ -6,32 +6,20 @@ validator, which raises and never rewrites a value.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from rlvr import names
-from rlvr.config.coherence import (MAX_ARITHMETIC_PROBLEMS, arithmetic_problems, criterion_problems, incoherences,
-                                    refuse, reward_section_problems)
-from rlvr.config.values import check_plain_value
+from rlvr.config.coherence import MAX_ARITHMETIC_PROBLEMS, criterion_problems, incoherences, refuse, reward_section_problems
+from rlvr.config.section import Section
+from rlvr.config.task_sections import (TASK_SECTIONS, ArithmeticTask, DatasetsTask, HumanEvalTask, JsonlTask,  # noqa: F401
+                                       ReasoningGymTask, TaskSection, task_section, task_without_leftovers)
 
 # Below this the tempered logits logits / T overflow float32 for |logits| > 3e35 and round to
 # greedy anyway; both the engine and the trainer divide by T.
 MIN_TEMPERATURE = 1e-3
 Beta = Annotated[float, Field(ge=0, lt=1)]  # Adam's moment decay: 1 or more never forgets, or grows
-
-
-class Section(BaseModel):
-    """Every section: unknown keys refused, frozen, floats finite (no NaN, inf, or 1e400), no
-    boolean where a number is meant, integers within 64 bits, strings valid Unicode."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _plain(cls, value: Any, info: ValidationInfo) -> Any:
-        check_plain_value(value, cls.model_fields[info.field_name].annotation)
-        return value
 
 
 class RunSection(Section):
@@ -66,107 +54,6 @@ class ModelSection(Section):
     # tokenizer's own template, "none" = no template (messages refused), or a jinja file's path.
     # Plain-text prompts are used as they are in every case.
     chat_template: str = Field("auto", min_length=1)
-
-
-class ArithmeticTask(Section):
-    """Procedural `a op b =` problems, every one enumerated and split once by the seed."""
-
-    kind: Literal["arithmetic"] = "arithmetic"
-    seed: int = Field(0, ge=0, description="seed of the train/test split and of the problem order")
-    test_size: int = Field(500, gt=0, description="held-out problems (below the number of problems)")
-    low: int = Field(10, description="the smallest operand")
-    high: int = Field(99, description="the largest operand")
-    ops: str = Field("+", description="some of + - *, each at most once")
-
-    @model_validator(mode="after")
-    def _arithmetic_fits(self) -> "ArithmeticTask":
-        refuse(arithmetic_problems(self))  # config/coherence.py
-        return self
-
-
-class JsonlTask(Section):
-    """`{"prompt", "answer"}` rows from local JSONL files."""
-
-    kind: Literal["jsonl"] = "jsonl"
-    train_path: Optional[str] = Field(None, description="the training rows (a run needs them; `rlvr eval` does not)")
-    test_path: Optional[str] = Field(None, description="held-out rows for evaluation")
-
-
-class HumanEvalTask(Section):
-    """The 164 HumanEval problems (an evaluation set: no training split)."""
-
-    kind: Literal["humaneval"] = "humaneval"
-
-
-class ReasoningGymTask(Section):
-    """Procedural problems from reasoning-gym generators (extra `gym`)."""
-
-    kind: Literal["reasoning_gym"] = "reasoning_gym"
-    seed: int = Field(0, ge=0, description="seed of every generator")
-    test_size: int = Field(500, gt=0, description="held-out items per generator")
-    gym_tasks: list[str] = Field(["basic_arithmetic"], description="reasoning-gym generator names")
-    gym_size: int = Field(1000, gt=0, description="training items per generator")
-
-
-class DatasetsTask(Section):
-    """Local jsonl / json / parquet / arrow / csv files read with the `datasets` library
-    (rlvr.tasks.files); the prompt column holds text or chat messages (model.chat_template)."""
-
-    kind: Literal["datasets"] = "datasets"
-    train_path: Optional[str] = Field(None, description="the training file")
-    test_path: Optional[str] = Field(None, description="the held-out file")
-    prompt_field: str = Field("prompt", min_length=1, description="the column of the prompt (text or messages)")
-    answer_field: str = Field("answer", min_length=1, description="the column of the gold answer")
-    extra_fields: list[str] = Field([], description="columns kept on each sample, passed to a reward "
-                                                    "function that names them as parameters")
-    test_fraction: Optional[float] = Field(None, gt=0, lt=1, description="without test_path: this share of "
-                                                                          "train_path's rows is the test split")
-    seed: int = Field(0, ge=0, description="seed of the test_fraction split")
-
-
-# [task] is keyed on `kind`: each kind's section carries only its own options.
-TASK_SECTIONS: dict[str, type[Section]] = names.TASK_KIND.bind({
-    "arithmetic": ArithmeticTask, "jsonl": JsonlTask, "humaneval": HumanEvalTask, "reasoning_gym": ReasoningGymTask,
-    "datasets": DatasetsTask,
-}, table="TASK_SECTIONS")
-# What rlvr wrote for every [task] key before the section was keyed on kind (each run's
-# config.toml held them all): a key of another kind with this value is such a leftover.
-FLAT_TASK_DEFAULTS = {"seed": 0, "test_size": 500, "low": 10, "high": 99, "ops": "+",
-                      "gym_tasks": ["basic_arithmetic"], "gym_size": 1000}
-
-
-def _task_kind(value: Any) -> str:
-    return value.get("kind", "arithmetic") if isinstance(value, dict) else getattr(value, "kind", "arithmetic")
-
-
-TaskSection = Annotated[Union[tuple(Annotated[cls, Tag(kind)] for kind, cls in TASK_SECTIONS.items())],
-                        Discriminator(_task_kind)]
-
-
-def task_section(**fields: Any) -> Section:
-    """The [task] section of `fields["kind"]` (arithmetic when absent)."""
-    return TASK_SECTIONS[fields.get("kind", "arithmetic")](**fields)
-
-
-def task_without_leftovers(value: Any) -> Any:
-    """A [task] table with the other kinds' keys that an older rlvr wrote at their defaults
-    removed; any other key of another kind is refused naming the kind it belongs to."""
-    if not isinstance(value, dict) or _task_kind(value) not in TASK_SECTIONS:
-        return value
-    kind = _task_kind(value)
-    own, kept = TASK_SECTIONS[kind].model_fields, {}
-    for key, v in value.items():
-        if key in own:
-            kept[key] = v
-        elif key in FLAT_TASK_DEFAULTS and v == FLAT_TASK_DEFAULTS[key]:
-            continue
-        else:
-            owners = [k for k, cls in TASK_SECTIONS.items() if key in cls.model_fields]
-            if owners:
-                raise ValueError(f"task.{key} is an option of task.kind = {' / '.join(map(repr, owners))}, "
-                                 f"not of this task's kind {kind!r}")
-            kept[key] = v  # an unknown key: the section's own error names it
-    return kept
 
 
 class JudgeSection(Section):
