@@ -1,6 +1,9 @@
-"""Defects found reviewing issue 13's refactor (2026-12-01), each pinned by a test that fails
-today. They are `xfail(strict=True)`: when a fix lands the test passes, strict turns that into a
-failure, and the fixer removes the marker. All run on fakes in well under a second each."""
+"""Defects found reviewing issue 13's refactor (2026-12-01), each pinned by a test that failed
+before its fix (they were strict xfails until then). All run on fakes in well under a second each:
+1. the async producer recorded a batch's RNG state outside the engine lock (an eval could reseed it);
+2. the curriculum saw only the groups dynamic sampling kept, so an all-correct prompt never retired;
+3. tokens generated were counted from the loss mask, which mask_truncated zeroes;
+4. a resume forgot a best checkpoint written after the last regular one."""
 
 from __future__ import annotations
 
@@ -71,10 +74,6 @@ def wait_until(predicate, timeout_s: float = 5.0) -> bool:
     return predicate()
 
 
-@pytest.mark.xfail(strict=True, reason="producers.py:174-181 `_admit` records source.state() (the engine's "
-                   "generator) under `cond` only; an eval holding `engine_lock` (engine_for_eval) has reseeded "
-                   "the generator, so the checkpointed state is the eval's, not the one the draw uses: a resume "
-                   "redraws another batch. Record the state under engine_lock, just before the draw.")
 def test_async_checkpoint_state_is_the_state_the_batch_was_drawn_from_even_during_an_eval():
     source = RngSource()
     producer = AsyncProducer(source, NoEngine(), Watchdog(0, None), max_staleness=0, steps=4)
@@ -112,10 +111,6 @@ class SolvesEasyPrompts:
                  for j in range(n)] for p in prompts]
 
 
-@pytest.mark.xfail(strict=True, reason="rollouts.py:89-90 update_curriculum runs on the groups select_groups "
-                   "kept, so an all-correct group (pass rate 1, zero variance) is dropped before the curriculum "
-                   "sees it; with recipes/scalerl.toml (G = 8, zero_variance = drop, retire_at = 0.9) a kept group "
-                   "has pass rate <= 7/8, so no prompt is ever retired")
 def test_no_positive_resampling_retires_solved_prompts_under_zero_variance_dropping():
     config = Config(run=RunSection(seed=0),
                     sampling=SamplingSection(prompts_per_step=4, group_size=2, zero_variance="drop",
@@ -149,7 +144,8 @@ def fake_parts(trained: list | None = None):
     trained = [] if trained is None else trained
     engine = SimpleNamespace(generator=torch.Generator().manual_seed(0), policy_version=0,
                              load_weights=lambda weights, version: None, stats=lambda: {})
-    trainer = SimpleNamespace(engine_weights=lambda: {}, checkpoint_weights=lambda: None,
+    schedule = SimpleNamespace(state_dict=lambda: {}, load_state_dict=lambda state: None)
+    trainer = SimpleNamespace(engine_weights=lambda: {}, checkpoint_weights=lambda: None, schedule=schedule,
                               optimizer_state=lambda: {}, load_optimizer_state=lambda state: None,
                               step=lambda batch: trained.append(float(batch.completion_mask.sum())) or {})
     return SimpleNamespace(model=TinyModel(), ref_model=None, critic=None, engine=engine, trainer=trainer,
@@ -164,10 +160,6 @@ def rollout(n_tokens: int, finish: str) -> Rollout:
     return Rollout((5,), tuple(range(1, n_tokens + 1)), tuple([-0.5] * n_tokens), "x", finish)
 
 
-@pytest.mark.xfail(strict=True, reason="loop.py:148-150 and step_metrics.py:79 count completion_mask of the "
-                   "built batch, which sampling.mask_truncated has zeroed on truncated rows "
-                   "(batch_builder.py:101-108): docs/metrics.md defines compute/tokens_generated as the completion "
-                   "tokens sampled and throughput/tokens_per_s as the step's completion tokens")
 def test_tokens_generated_counts_truncated_completions_that_mask_truncated_leaves_out_of_the_loss(tmp_path):
     config = Config(run=RunSection(output_dir=str(tmp_path), stall_timeout_s=0),
                     sampling=SamplingSection(prompts_per_step=1, group_size=2, max_new_tokens=4,
@@ -191,9 +183,6 @@ def best_value(folder: RunFolder) -> float:
     return torch.load(best / "state.pt", weights_only=False)["value"]
 
 
-@pytest.mark.xfail(strict=True, reason="loop.py:216 resume_from takes `best` from the regular checkpoint only; "
-                   "a best_checkpoint written after it (eval at step 3, killed before the step-4 checkpoint) is "
-                   "forgotten, and the next, worse eval replaces it (keep=1 deletes the better one): data lost")
 def test_a_resumed_run_keeps_the_better_best_checkpoint_written_after_its_last_checkpoint(tmp_path):
     config = Config(run=RunSection(output_dir=str(tmp_path), stall_timeout_s=0),
                     sampling=SamplingSection(prompts_per_step=2, group_size=2),

@@ -118,7 +118,7 @@ def run_incoherences(c: Config) -> Iterator[str]:
         yield "sampling.overlong_cache is above sampling.max_new_tokens (the budget L_max)"
     if s.min_new_tokens > s.max_new_tokens:
         yield "sampling.min_new_tokens is above sampling.max_new_tokens"
-    if o.mode == "sync" and o.max_staleness > 0:
+    if o.mode != "async" and o.max_staleness > 0:
         yield "orchestrate.max_staleness > 0 needs orchestrate.mode = 'async'"
     if o.backend == "local" and o.rollout_workers > 1:
         yield "orchestrate.rollout_workers > 1 needs orchestrate.backend = 'ray'"

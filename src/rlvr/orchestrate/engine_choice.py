@@ -2,7 +2,7 @@
 the in-process engine's builder picks by `orchestrate.backend` (local, or Ray actors).
 
 The combinations no builder honours (vLLM on Ray, vLLM with LoRA, vLLM's truncated top-p
-log-probs without a mismatch correction) are refused at load by config/coherence.py, so each
+log-probs without a mismatch correction) are refused at load by config/coherence_run.py, so each
 builder here only builds.
 """
 

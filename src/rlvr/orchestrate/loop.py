@@ -22,7 +22,7 @@ from rlvr.orchestrate.step_metrics import COMPUTE_KEYS, add_compute, rollout_met
 from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
-from rlvr.train.checkpoint import CheckpointSchedule, load_state, save_checkpoint
+from rlvr.train.checkpoint import CheckpointSchedule, list_checkpoints, load_state, read_state, save_checkpoint
 from rlvr.types import Scored
 
 
@@ -80,8 +80,10 @@ class Loop:
             while self._should_go_on(display):
                 metrics = self.train_step()
                 self._after_step(metrics, display, board)
-        finally:
-            self.producer.close()
+        except BaseException:
+            self.producer.close(wait=False)
+            raise
+        self.producer.close()
         if self.state.step > self.schedule.last_step:  # the last step, the time limit, or Ctrl-C
             with self.watchdog.stage("checkpoint", self.state.step, critical=True):
                 self.checkpoint()
@@ -145,13 +147,13 @@ class Loop:
         metrics.update(self.parts.engine.stats())
         metrics.update(self.watch([x for g in produced.groups for x in g]))
         metrics.update(learned.batch_metrics)
-        metrics.update(add_compute(s.compute, batch, self.n_params, self.config.train.updates_per_batch,
+        generated = sum(len(x.rollout.completion_ids) for g in produced.groups for x in g)
+        metrics.update(add_compute(s.compute, batch, generated, self.n_params, self.config.train.updates_per_batch,
                                    has_ref=self.parts.ref_model is not None))
-        tokens = batch.completion_mask.sum()
         metrics.update({"step": s.step, "time/generate_s": produced.generate_s, "time/score_s": produced.score_s,
                         "time/step_s": step_s, "time/elapsed_s": s.elapsed,
-                        "throughput/tokens_per_s": float(tokens) / step_s,
-                        "adv/abs_mean": float(batch.adv.abs().sum() / tokens),
+                        "throughput/tokens_per_s": generated / step_s,
+                        "adv/abs_mean": float(batch.adv.abs().sum() / batch.completion_mask.sum().clamp(min=1)),
                         "async/staleness": float(s.step - 1 - produced.policy_version)})
         return dict(sorted(metrics.items(), key=lambda kv: (kv[0] != "step", kv[0])))
 
@@ -204,6 +206,15 @@ class Loop:
         if self.folder.writes:
             save_checkpoint(root, self.state.step, self.parts.model, state, keep, weights=weights)
 
+    def _best_on_disk(self) -> float:
+        """The value of best_checkpoint/ (written at an eval, maybe after the last regular
+        checkpoint: forgetting it would let a worse eval replace it)."""
+        name, kept = self.config.eval.keep_best, list_checkpoints(self.folder.path / "best_checkpoint")
+        if name is None or not kept:
+            return float("-inf")
+        saved = read_state(kept[-1])
+        return saved["value"] if saved.get("metric") == name else float("-inf")
+
     def resume_from(self, checkpoint) -> int:
         """Load a verified checkpoint's loop state (its weights were loaded by `build`); None:
         start over (the run was killed before its first checkpoint)."""
@@ -213,7 +224,8 @@ class Loop:
         saved, s = load_state(checkpoint), self.state
         self.learner.load_state_dict(saved)
         self.producer.source.load_state(saved, checkpoint)
-        s.step, s.elapsed, s.best = saved["step"], saved["elapsed"], saved.get("best", s.best)
+        s.step, s.elapsed = saved["step"], saved["elapsed"]
+        s.best = max(saved.get("best", s.best), self._best_on_disk())
         s.compute.update(saved.get("compute", {}))
         if "monitor" in saved:  # checkpoints from before the monitor's window was saved lack it
             self.monitor.load_state_dict(saved["monitor"])

@@ -4,8 +4,9 @@ tokenizer or dataset is loaded.
 The config's cross-field rules ran when it was loaded (config/coherence*.py), so a plan is
 made from a coherent config and only resolves names to parts, each through its one table:
 the objective's axes (algo/), the batch chain and its advantage (`ADVANTAGES`), the task
-(`TASKS`), the engine (`ENGINE_BUILDERS`) and the producer (`PRODUCERS`). `rlvr train`,
-`rlvr recipes show` and `rlvr eval` with a recipe all make one.
+(`TASKS`), the engine (`ENGINE_BUILDERS`) and the producer (`PRODUCERS`). `rlvr train` and
+`rlvr recipes show --explain` make one; `rlvr eval` reads the same task table but builds no
+plan (it trains nothing).
 """
 
 from __future__ import annotations

@@ -54,8 +54,9 @@ class Producer(abc.ABC):
     def engine_for_eval(self) -> "contextmanager[Engine]":
         """The engine with the newest weights, not generating anything else meanwhile."""
 
-    def close(self) -> None:
-        """Stop producing (the run ended, stopped or failed)."""
+    def close(self, wait: bool = True) -> None:
+        """Stop producing (the run ended or stopped; `wait` False: it failed or was interrupted,
+        so do not wait for a generation in flight)."""
 
 
 class SyncProducer(Producer):
@@ -137,11 +138,13 @@ class AsyncProducer(Producer):
             self._load_new_weights()
             yield self.engine
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         with self.cond:
             self.stopping = True
             self.cond.notify_all()
-        if self.thread is not None and self.watchdog.stalled is None:  # a stalled producer may never return
+        # Not waited for: a stalled producer (it may never return), or a run that is failing or
+        # interrupted (it writes no checkpoint, and the daemon thread ends with the process).
+        if wait and self.thread is not None and self.watchdog.stalled is None:
             self.thread.join()
 
     def _pop_new_weights(self) -> tuple[dict, int] | None:
@@ -158,7 +161,9 @@ class AsyncProducer(Producer):
         try:
             i = first_batch
             while self._admit(i):
-                with self.engine_lock:
+                with self.engine_lock:  # an evaluation may hold the engine (and reseed its RNG)
+                    with self.cond:
+                        self.pending_states.append(self.source.state())
                     with self.watchdog.stage("sync", i + 1):  # batch i is trained at step i + 1
                         self._load_new_weights()
                     produced = self.source.draw(i + 1)
@@ -175,10 +180,7 @@ class AsyncProducer(Producer):
         """Wait until batch i may start (the weights of step i - k exist); False: stop."""
         with self.cond:
             self.cond.wait_for(lambda: self.stopping or self.pushed_version >= i - self.max_staleness)
-            if self.stopping or i >= self.steps:
-                return False
-            self.pending_states.append(self.source.state())
-            return True
+            return not (self.stopping or i >= self.steps)
 
 
 PRODUCERS: dict[str, type[Producer]] = names.ORCHESTRATE_MODE.bind({"sync": SyncProducer, "async": AsyncProducer},

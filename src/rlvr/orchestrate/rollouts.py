@@ -82,12 +82,14 @@ class RolloutSource:
             t1 = time.perf_counter()
             with wd.stage("score", step):
                 scored = score_groups(p.reward_fn, samples, rollouts, c.reward.on_error)
+            # every generated group, before dynamic sampling drops the zero-variance ones: an
+            # all-correct group is exactly what retires a prompt
+            update_curriculum(self.curriculum, *scored)
             timing["generate"] += t1 - t0
             timing["score"] += time.perf_counter() - t1
             return scored
 
         groups, counts = select_groups(generate, c.sampling)
-        update_curriculum(self.curriculum, groups, counts)
         if self.curriculum is not None:
             counts.update(self.curriculum.metrics())
         # The oldest weights behind any token of the batch (in-flight updates mix versions).

@@ -6,7 +6,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,6 +225,3 @@ def resume(run_dir: Path, overrides: list[str] = (), **kwargs) -> RunResult:
     config = load_config(folder.config, list(overrides))
     return train(config, resume_dir=run_dir, **kwargs)
 
-
-def timestamp() -> str:
-    return time.strftime("%Y%m%d-%H%M%S")

@@ -70,13 +70,15 @@ def staleness_metrics(groups: list[list[Scored]], trained_version: int) -> dict[
 COMPUTE_KEYS = ("compute/tokens_generated", "compute/tokens_trained", "compute/flops")
 
 
-def add_compute(totals: dict[str, float], batch, n_params: int, updates: int, has_ref: bool) -> dict[str, float]:
-    """Cumulative compute after training on `batch`, approximated as 2 FLOPs per parameter per
-    token forward and 6 forward + backward (P = all parameters): generation runs prompt +
-    completion tokens forward once, training runs them forward and backward per update, a
-    reference model forward once. Updates `totals` in place and returns a copy."""
+def add_compute(totals: dict[str, float], batch, generated: int, n_params: int, updates: int,
+                has_ref: bool) -> dict[str, float]:
+    """Cumulative compute after training on `batch`, whose rollouts sampled `generated`
+    completion tokens (those the loss masks out included), approximated as 2 FLOPs per
+    parameter per token forward and 6 forward + backward (P = all parameters): generation runs
+    prompt + completion tokens forward once, training runs them forward and backward per
+    update, a reference model forward once. Updates `totals` in place and returns a copy."""
     seen = float(batch.attention_mask.sum())
-    totals["compute/tokens_generated"] += float(batch.completion_mask.sum())
+    totals["compute/tokens_generated"] += float(generated)
     totals["compute/tokens_trained"] += seen * updates
     totals["compute/flops"] += n_params * seen * (2.0 + 6.0 * updates + 2.0 * (1.0 if has_ref else 0.0))
     return dict(totals)

@@ -37,7 +37,7 @@ STEP_DIR = re.compile(r"^step_(\d+)$")
 DEBRIS = re.compile(r"^\.(step_\d+\.tmp\d+|pruned_step_\d+(\.\d+)?)$")  # a killed save or prune
 MIB = 1 << 20
 
-__all__ = ["CheckpointError", "CheckpointSchedule", "clean_temporaries", "list_checkpoints", "load_state",
+__all__ = ["CheckpointError", "CheckpointSchedule", "clean_temporaries", "list_checkpoints", "load_state", "read_state",
            "newest_intact", "save_checkpoint", "verify_checkpoint"]
 
 
@@ -258,6 +258,11 @@ def move_aside(path: Path) -> Path:
         away, n = path.parent / f"damaged_{path.name}.{n}", n + 1
     os.replace(path, away)
     return away
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """A checkpoint's saved state as it is, restoring nothing (`load_state` restores the RNGs)."""
+    return torch.load(path / "state.pt", weights_only=False)
 
 
 def load_state(path: Path) -> dict[str, Any]:
