@@ -8,30 +8,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
 from rlvr import names
 from rlvr.config.coherence import (MAX_ARITHMETIC_PROBLEMS, arithmetic_problems, criterion_problems, incoherences,
                                     refuse, reward_section_problems)
-from rlvr.config.values import check_plain_value
+from rlvr.config.section import Section
+from rlvr.config.sections_env import EnvSection, GuessNumberTask, NoEnv
 
 # Below this the tempered logits logits / T overflow float32 for |logits| > 3e35 and round to
 # greedy anyway; both the engine and the trainer divide by T.
 MIN_TEMPERATURE = 1e-3
 Beta = Annotated[float, Field(ge=0, lt=1)]  # Adam's moment decay: 1 or more never forgets, or grows
-
-
-class Section(BaseModel):
-    """Every section: unknown keys refused, frozen, floats finite (no NaN, inf, or 1e400), no
-    boolean where a number is meant, integers within 64 bits, strings valid Unicode."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _plain(cls, value: Any, info: ValidationInfo) -> Any:
-        check_plain_value(value, cls.model_fields[info.field_name].annotation)
-        return value
 
 
 class RunSection(Section):
@@ -127,7 +115,7 @@ class DatasetsTask(Section):
 # [task] is keyed on `kind`: each kind's section carries only its own options.
 TASK_SECTIONS: dict[str, type[Section]] = names.TASK_KIND.bind({
     "arithmetic": ArithmeticTask, "jsonl": JsonlTask, "humaneval": HumanEvalTask, "reasoning_gym": ReasoningGymTask,
-    "datasets": DatasetsTask,
+    "datasets": DatasetsTask, "guess_number": GuessNumberTask,
 }, table="TASK_SECTIONS")
 # What rlvr wrote for every [task] key before the section was keyed on kind (each run's
 # config.toml held them all): a key of another kind with this value is such a leftover.
@@ -382,6 +370,7 @@ class Config(Section):
     checkpoint: CheckpointSection = CheckpointSection()
     orchestrate: OrchestrateSection = OrchestrateSection()
     critic: CriticSection = CriticSection()
+    env: EnvSection = NoEnv()  # multi-turn environments (config/sections_env.py); "none": single-turn
 
     @field_validator("task", mode="before")
     @classmethod

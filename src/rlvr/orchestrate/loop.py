@@ -16,7 +16,7 @@ from rlvr.orchestrate.learner import Learned, Learner
 from rlvr.orchestrate.plan import RunPlan
 from rlvr.orchestrate.producers import Producer
 from rlvr.orchestrate.progress import ProgressDisplay
-from rlvr.orchestrate.rollouts import Produced, RolloutSource
+from rlvr.orchestrate.rollouts import Produced
 from rlvr.orchestrate.run_folder import RunFolder
 from rlvr.orchestrate.step_metrics import COMPUTE_KEYS, add_compute, rollout_metrics, sample_rows, staleness_metrics
 from rlvr.orchestrate.tensorboard import TensorBoardLog
@@ -39,7 +39,7 @@ class LoopState:
 def make_producer(plan: RunPlan, parts, watchdog: Watchdog) -> Producer:
     c = plan.config
     o = c.orchestrate
-    return plan.producer(RolloutSource(c, parts, watchdog), parts.engine, watchdog, max_staleness=o.max_staleness,
+    return plan.producer(plan.source(c, parts, watchdog), parts.engine, watchdog, max_staleness=o.max_staleness,
                          inflight_updates=o.inflight_updates, steps=c.train.steps)
 
 

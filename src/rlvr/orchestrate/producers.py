@@ -23,14 +23,14 @@ from typing import Iterator
 
 from rlvr import names
 from rlvr.engines import Engine
-from rlvr.orchestrate.rollouts import Produced, RolloutSource
+from rlvr.orchestrate.rollouts import Produced, Source
 from rlvr.orchestrate.watchdog import Watchdog
 
 
 class Producer(abc.ABC):
     """Scored batches out, in training order; the trainer's weights in."""
 
-    def __init__(self, source: RolloutSource, engine: Engine, watchdog: Watchdog, *, max_staleness: int = 0,
+    def __init__(self, source: Source, engine: Engine, watchdog: Watchdog, *, max_staleness: int = 0,
                  inflight_updates: bool = False, steps: int):
         self.source, self.engine, self.watchdog, self.steps = source, engine, watchdog, steps
 
@@ -55,7 +55,8 @@ class Producer(abc.ABC):
         """The engine with the newest weights, not generating anything else meanwhile."""
 
     def close(self) -> None:
-        """Stop producing (the run ended, stopped or failed)."""
+        """Stop producing (the run ended, stopped or failed), and close the source."""
+        self.source.close()
 
 
 class SyncProducer(Producer):
@@ -143,6 +144,7 @@ class AsyncProducer(Producer):
             self.cond.notify_all()
         if self.thread is not None and self.watchdog.stalled is None:  # a stalled producer may never return
             self.thread.join()
+            self.source.close()
 
     def _pop_new_weights(self) -> tuple[dict, int] | None:
         with self.cond:

@@ -1,0 +1,22 @@
+"""The base of every config section (config/schema.py, config/sections_env.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+
+from rlvr.config.values import check_plain_value
+
+
+class Section(BaseModel):
+    """Every section: unknown keys refused, frozen, floats finite (no NaN, inf, or 1e400), no
+    boolean where a number is meant, integers within 64 bits, strings valid Unicode."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _plain(cls, value: Any, info: ValidationInfo) -> Any:
+        check_plain_value(value, cls.model_fields[info.field_name].annotation)
+        return value
