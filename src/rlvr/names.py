@@ -165,6 +165,8 @@ ENV_KIND = Registry("env.kind", {
     "none": "no environment: each task is one prompt and one completion (the single-turn path)",
     "guess_number": "multi-turn guess-the-number with higher/lower feedback; reward 1 when solved",
     "python_tool": "the policy may call python(code) in the sandbox before it answers; the reward stack scores the answer",
+    "sql": "the policy may query a SQLite database with sql(query); its answer must state the gold query's result",
+    "single_turn": "each task as a one-turn episode scored by the reward stack: the single-turn path through the episode source",
 })
 TOOL_PARSER = Registry("env.tool_parser", {
     "json_tags": 'every <tool_call>{"name": ..., "arguments": {...}}</tool_call> in a turn',

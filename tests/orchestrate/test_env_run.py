@@ -88,3 +88,21 @@ def test_a_killed_run_resumes_to_the_uninterrupted_metrics(tmp_path):
                 continue
             assert b[key] == pytest.approx(value, rel=1e-5, abs=1e-7), (a["step"], key)
     assert any(r["env/turns_mean"] > 1 for r in whole)
+
+
+def test_single_turn_tasks_as_one_turn_episodes_train_like_the_single_turn_path(tmp_path):
+    """env.kind = "single_turn" plays each arithmetic prompt as a one-turn episode through the
+    episode source; the same seed gives the same batches, so the same numbers, as the default
+    path (RolloutSource)."""
+    small = [f"run.output_dir={tmp_path}", "train.steps=2", "sampling.prompts_per_step=2", "sampling.group_size=4",
+             "eval.size=0", "log.progress=none", "checkpoint.every_minutes=0"]
+    plain = train(load_config(REPO / "recipes" / "grpo.toml", [*small, "run.name=plain"])).folder.read_metrics()
+    episodes = train(load_config(REPO / "recipes" / "grpo.toml", [
+        *small, "run.name=episodes", 'env.kind="single_turn"', "env.max_total_tokens=64"])).folder.read_metrics()
+    for a, b in zip(plain, episodes):
+        assert b["env/turns_mean"] == 1.0 and b["env/stop/answered"] == 1.0
+        assert b["env/success_rate"] == a["reward/accuracy"]
+        for key, value in a.items():
+            if key.startswith(("time/", "throughput/")) or key.endswith("_s"):
+                continue
+            assert b[key] == pytest.approx(value, rel=1e-6, abs=1e-9), (a["step"], key)

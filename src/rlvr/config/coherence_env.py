@@ -31,6 +31,9 @@ def env_incoherences(c: Config) -> Iterator[str]:
         yield f"{here} plays task.kind = {want!r} games, not task.kind = {c.task.kind!r}"
     if e.kind == "python_tool" and c.task.kind == "guess_number":
         yield "env.kind = 'python_tool' answers tasks with a gold answer to verify; task.kind = 'guess_number' is a game"
+    if e.kind == "sql" and c.task.kind not in ("jsonl", "datasets"):
+        yield (f"env.kind = 'sql' needs tasks whose gold answer is a SQL query (task.kind = 'jsonl' or "
+               f"'datasets'), not task.kind = {c.task.kind!r}")
     yield from env_sampling_incoherences(c, here)
     if c.eval.size > 0:
         yield (f"{here} with eval.size = {c.eval.size}: evaluation on episodes is not built (the greedy "

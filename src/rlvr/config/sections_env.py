@@ -57,8 +57,30 @@ class PythonToolEnv(EpisodeSection):
                                                           "call the tool, docs/environments.md)")
 
 
+class SqlEnv(EpisodeSection):
+    """The policy may call `sql(query)` on a SQLite database (read-only), then answers; a
+    task's gold answer is a SQL query, and the answer scores 1 when it states that query's
+    result (rlvr.envs.sql_env; docs/environments.md)."""
+
+    kind: Literal["sql"] = "sql"
+    db_path: str = Field(min_length=1, description="the SQLite database file (opened read-only)")
+    tool_parser: names.TOOL_PARSER.literal() = Field("json_tags", description="how tool calls are read from a turn")
+    max_rows: int = Field(20, ge=1, description="rows a query shows at most")
+    query_timeout_s: float = Field(2.0, gt=0, description="a query running longer is aborted")
+    instructions: Optional[str] = Field(None, description="text put before each question (unset: how to call "
+                                                          "the tool and answer)")
+
+
+class SingleTurnEnv(EpisodeSection):
+    """Each task as a one-turn episode: its prompt, one policy turn scored by [reward], done
+    (`answered`). The single-turn path through the episode source, for comparing the two."""
+
+    kind: Literal["single_turn"] = "single_turn"
+
+
 ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
-    "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv,
+    "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
+    "single_turn": SingleTurnEnv,
 }, table="ENV_SECTIONS")
 
 
