@@ -31,6 +31,8 @@ CASES = {
     "env_overlong": ([*ENV, "sampling.overlong_cache=4"], "the overlong penalty reads a completion's length"),
     "turn_above_trajectory": ([*ENV, "env.max_total_tokens=8"],
                               "sampling.max_new_tokens (8, one turn) must be below env.max_total_tokens (8"),
+    "sql_without_query_tasks": (['env.kind="sql"', 'env.db_path="shop.sqlite"', "eval.size=0"],
+                                "env.kind = 'sql' needs tasks whose gold answer is a SQL query"),
     "game_low_above_high": ([*ENV, "task.low=30", "task.high=20"], "task.low (30) is above task.high (20)"),
 }
 
