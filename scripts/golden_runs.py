@@ -39,6 +39,7 @@ GOLDEN_OVERRIDES: dict[str, list[str]] = {
           "eval.size=8", "checkpoint.every_minutes=0", "log.progress=none", "log.samples_per_step=4"],
     "vapo": ["critic.pretrain_steps=1"],
     "grpo_async": ["orchestrate.mode=async", "orchestrate.max_staleness=0"],
+    "env_guess_number": ["eval.size=0"],  # evaluation on episodes is not built (config/coherence_env.py)
 }
 # Golden runs that are not a recipe file: name -> the recipe they run (with their extras above).
 # No recipe in recipes/ is async, so this one covers the AsyncProducer. Staleness 0 only: with k >= 1 the

@@ -36,6 +36,9 @@ def bound_tables():
     from rlvr.orchestrate.producers import PRODUCERS
     from rlvr.tasks.registry import TASKS
     from rlvr.train.schedule import DECAYS
+    from rlvr.envs.tools import PARSERS
+    from rlvr.orchestrate.env_choice import ENV_BUILDERS
+    from rlvr.orchestrate.plan import SOURCES
 
     none = ("none",)
     return [
@@ -49,14 +52,19 @@ def bound_tables():
         (names.TEMPLATE, COMMITS, none), (names.TASK_KIND, TASKS, ()),
         (names.ADVANTAGE, ADVANTAGES, ()), (names.ORCHESTRATE_MODE, PRODUCERS, ()),
         (names.LR_SCHEDULE, DECAYS, ()),
+        (names.ENV_KIND, SOURCES, ()), (names.ENV_KIND, ENV_BUILDERS, none), (names.TOOL_PARSER, PARSERS, ()),
     ]
 
 
 def config_field(key: str):
     """The annotation of the config field at a dotted key ("algo.surrogate"); a list of
     sections (reward.rubric) is looked into."""
+    from rlvr.config.load import section_variants
+
     model = Config
     for part in key.split("."):
+        if not hasattr(model, "model_fields"):  # a section keyed on kind: the variant that has the key
+            model = next(v for v in section_variants(model) if part in v.model_fields)
         annotation = model.model_fields[part].annotation
         for arg in (annotation, *typing.get_args(annotation)):  # Optional[...] and list[...]
             if isinstance(arg, type) and hasattr(arg, "model_fields"):
@@ -82,7 +90,8 @@ def test_names_are_unique_and_each_has_one_line_of_help(registry):
 FIELD_REGISTRIES = [r for r in names.ALL if " " not in r.key]  # the others are subsets read by code only
 
 
-@pytest.mark.parametrize("registry", [r for r in FIELD_REGISTRIES if r is not names.TASK_KIND], ids=lambda r: r.key)
+@pytest.mark.parametrize("registry", [r for r in FIELD_REGISTRIES if r not in (names.TASK_KIND, names.ENV_KIND)],
+                         ids=lambda r: r.key)
 def test_the_config_field_accepts_exactly_the_registry_names(registry):
     assert literal_names(config_field(registry.key)) == registry.names
 
@@ -95,6 +104,16 @@ def test_task_sections_are_keyed_on_exactly_the_task_kinds():
     variants = section_variants(Config.model_fields["task"].annotation)
     assert [literal_names(v.model_fields["kind"].annotation) for v in variants] == [(k,) for k in names.TASK_KIND.names]
     assert list(TASK_SECTIONS.values()) == variants
+
+
+def test_env_sections_are_keyed_on_exactly_the_env_kinds():
+    """[env] is a union keyed on kind like [task]."""
+    from rlvr.config.load import section_variants
+    from rlvr.config.sections_env import ENV_SECTIONS
+
+    variants = section_variants(Config.model_fields["env"].annotation)
+    assert [literal_names(v.model_fields["kind"].annotation) for v in variants] == [(k,) for k in names.ENV_KIND.names]
+    assert list(ENV_SECTIONS.values()) == variants
 
 
 def test_every_bound_table_has_exactly_the_names():

@@ -138,6 +138,7 @@ TASK_KIND = Registry("task.kind", {
     "humaneval": "HumanEval's 164 problems: an evaluation set only (rlvr eval --task humaneval)",
     "reasoning_gym": "reasoning-gym's seeded generators (task.gym_tasks)",
     "datasets": "local jsonl / parquet / arrow / csv files through `datasets`, text or chat-message prompts",
+    "guess_number": "seeded guess-the-number games over task.low .. task.high (env.kind = 'guess_number' plays them)",
 })
 # reasoning-gym generators whose gold answers are plain numbers (every answer of 20 items at
 # seed 3 parsed as a number, reasoning-gym 0.1.25): the math verifier may score them; every
@@ -166,9 +167,21 @@ ORCHESTRATE_BACKEND = Registry("orchestrate.backend", {
     "ray": "generation on orchestrate.rollout_workers Ray actors",
 })
 
+# --- environments (issue 17; docs/environments.md) -------------------------------------------
+ENV_KIND = Registry("env.kind", {
+    "none": "no environment: each task is one prompt and one completion (the single-turn path)",
+    "guess_number": "multi-turn guess-the-number with higher/lower feedback; reward 1 when solved",
+    "python_tool": "the policy may call python(code) in the sandbox before it answers; the reward stack scores the answer",
+    "sql": "the policy may query a SQLite database with sql(query); its answer must state the gold query's result",
+    "single_turn": "each task as a one-turn episode scored by the reward stack: the single-turn path through the episode source",
+})
+TOOL_PARSER = Registry("env.tool_parser", {
+    "json_tags": 'every <tool_call>{"name": ..., "arguments": {...}}</tool_call> in a turn',
+})
+
 ALL: tuple[Registry, ...] = (
     ADVANTAGE, BASELINE, SCALE, RATIO_LEVEL, SURROGATE, AGGREGATION, KL, KL_PLACEMENT, MISMATCH,
     ENTROPY_CONTROL, VALUE_LOSS, LR_SCHEDULE, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
     MODEL_VERIFIER, TEMPLATED_VERIFIER, ANSWER_TEMPLATED_VERIFIER, TEMPLATE, TASK_KIND, ENGINE,
-    DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND,
+    DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND, ENV_KIND, TOOL_PARSER,
 )

@@ -57,13 +57,18 @@ class Rollout:
 
 @dataclass(frozen=True)
 class Scored:
-    """A rollout with its reward, the verifier's reason, and any flags the reward stack raised."""
+    """A rollout with its reward, the verifier's reason, and any flags the reward stack raised.
+
+    `episode`: for a multi-turn episode (rlvr.envs.scored), its record as samples.jsonl keeps
+    it (turns with their actions, observations, rewards and tool calls; the stop reason);
+    None for a single-turn rollout."""
 
     sample: Sample
     rollout: Rollout
     reward: float
     reason: str
     flags: tuple[str, ...] = ()
+    episode: dict[str, Any] | None = field(default=None, hash=False)
 
 
 @dataclass

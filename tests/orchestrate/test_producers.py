@@ -29,6 +29,9 @@ class FakeSource:
     def state(self) -> dict:
         return {"drawn": self.drawn}
 
+    def close(self) -> None:
+        self.closed = True
+
     def draw(self, step: int) -> Produced:
         if self.fail_at is not None and self.drawn == self.fail_at:
             raise RuntimeError("the engine fell over")

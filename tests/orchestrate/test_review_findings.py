@@ -39,6 +39,9 @@ class RngSource:
     def state(self) -> dict:
         return {"rng": self.rng}
 
+    def close(self) -> None:
+        pass
+
     def draw(self, step: int) -> Produced:
         self.drawn_from.append(self.rng)
         self.rng += 1

@@ -93,10 +93,12 @@ def explain(config) -> str:
         value = getattr(getattr(config, section, None), key, None) if " " not in registry.key else None
         if isinstance(value, str):  # a subset's key (reward.rubric.verifier) names no one value
             lines.append(f"#   {registry.key} = {value!r}: {registry.help(value)}")
-    lines.append(f"# [task] kind = {config.task.kind!r}: {type(config.task).__doc__.strip()}")
-    for key, info in type(config.task).model_fields.items():
-        if info.description:
-            lines.append(f"#   task.{key} = {getattr(config.task, key)!r}: {info.description}")
+    for name in ("task", "env"):  # the sections keyed on kind: the kind's own options
+        section = getattr(config, name)
+        lines.append(f"# [{name}] kind = {section.kind!r}: {' '.join(type(section).__doc__.split())}")
+        for key, info in type(section).model_fields.items():
+            if info.description:
+                lines.append(f"#   {name}.{key} = {getattr(section, key)!r}: {info.description}")
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,7 @@ that `rlvr verify`, which reads a [reward] section alone, gets them too. Nothing
 a value, and nothing imports torch: `load_config` and `rlvr recipes show` refuse an incoherent
 recipe before any model code loads. Checks that need the machine (WORLD_SIZE, a package's list
 of generators, a model's vocabulary) stay where they run. The rules of the objective's axes and
-the run's machinery are in coherence_run.py.
+the run's machinery are in coherence_run.py, those of [env] in coherence_env.py.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from rlvr import names
+from rlvr.config.coherence_env import env_incoherences
 from rlvr.config.coherence_run import algo_incoherences, run_incoherences
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def incoherences(c: Config) -> Iterator[str]:
     yield from task_incoherences(c)
     yield from eval_incoherences(c)
     yield from reward_incoherences(c)
+    yield from env_incoherences(c)
 
 
 def task_incoherences(c: Config) -> Iterator[str]:
@@ -40,7 +42,7 @@ def task_incoherences(c: Config) -> Iterator[str]:
         yield f"task.kind = {t.kind!r} needs task.train_path"
     if t.kind == "datasets" and t.test_path and t.test_fraction is not None:
         yield "task.test_path and task.test_fraction both give a test split: set one"
-    if t.kind == "arithmetic" and t.low > t.high:
+    if t.kind in ("arithmetic", "guess_number") and t.low > t.high:
         yield f"task.low ({t.low}) is above task.high ({t.high})"
     if t.kind == "humaneval":
         # all 164 problems are its test split: training on it would leak the benchmark, and an

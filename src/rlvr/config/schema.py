@@ -13,6 +13,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from rlvr import names
 from rlvr.config.coherence import MAX_ARITHMETIC_PROBLEMS, criterion_problems, incoherences, refuse, reward_section_problems
 from rlvr.config.section import Section
+from rlvr.config.sections_env import EnvSection, GuessNumberTask, NoEnv  # noqa: F401
 from rlvr.config.task_sections import (TASK_SECTIONS, ArithmeticTask, DatasetsTask, HumanEvalTask, JsonlTask,  # noqa: F401
                                        ReasoningGymTask, TaskSection, task_section, task_without_leftovers)
 
@@ -282,6 +283,7 @@ class Config(Section):
     checkpoint: CheckpointSection = CheckpointSection()
     orchestrate: OrchestrateSection = OrchestrateSection()
     critic: CriticSection = CriticSection()
+    env: EnvSection = NoEnv()  # multi-turn environments (config/sections_env.py); "none": single-turn
 
     @field_validator("task", mode="before")
     @classmethod

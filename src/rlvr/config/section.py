@@ -1,4 +1,4 @@
-"""The base of every config section (schema.py, task_sections.py)."""
+"""The base of every config section (schema.py, task_sections.py, sections_env.py)."""
 
 from __future__ import annotations
 

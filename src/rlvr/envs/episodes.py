@@ -15,8 +15,8 @@ One turn of the runner:
   5. the limits are checked (turns, tool calls, wall time), and the observation's ids are
      appended (rendered alone; "max_tokens" if they would not leave room for a turn).
 
-Not built here (issue 17): the hybrid reward rule and per-turn credit (the runner only
-records step rewards), samples.jsonl trajectories, a producer wired into the loop.
+The runner only records step rewards: the hybrid rule is rlvr.envs.scored's, per-turn credit
+is not built; rlvr.orchestrate.episode_source wires episodes into a run.
 """
 
 from __future__ import annotations
@@ -71,6 +71,13 @@ class Episode:
     def reward(self) -> float:
         """The sum of the step rewards (the terminal reward is the last step's)."""
         return sum(self.step_rewards)
+
+    @property
+    def success(self) -> bool:
+        """The environment ended the episode itself (not a runner limit) with a terminal
+        reward of at least 1: solved, or answered right."""
+        return (self.stop_reason is not None and self.stop_reason not in b.RUNNER_STOP_REASONS
+                and bool(self.step_rewards) and self.step_rewards[-1] >= 1.0)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -194,13 +201,16 @@ class EpisodeRunner:
 
 
 def episode_metrics(episodes: list[Episode]) -> dict[str, float]:
-    """Per-batch metrics (definitions in docs/environments.md): turns and tool calls per
-    episode, the share of each stop reason, the summed step metrics, the environment errors."""
+    """Per-batch metrics (definitions in docs/metrics.md, "Environments"): turns and tool calls
+    per episode, the success rate, the share of each stop reason (the runner's always, 0 when
+    none ended so), the summed step metrics, the environment errors."""
     n = max(1, len(episodes))
     out = {"env/episodes": float(len(episodes)),
            "env/turns_mean": sum(len(ep.trajectory.turns) for ep in episodes if ep.trajectory) / n,
            "env/tool_calls_mean": sum(ep.tool_calls for ep in episodes) / n,
-           "env/reward_mean": sum(ep.reward for ep in episodes) / n}
+           "env/reward_mean": sum(ep.reward for ep in episodes) / n,
+           "env/success_rate": sum(ep.success for ep in episodes) / n}
+    out.update({f"env/stop/{reason}": 0.0 for reason in b.RUNNER_STOP_REASONS})  # every step's line has them
     for reason, count in Counter(ep.stop_reason for ep in episodes).items():
         out[f"env/stop/{reason}"] = count / n
     totals = Counter()

@@ -38,9 +38,16 @@ class ToolEnv(Env):
         results = self.toolbox.run(action)
         if results is not None:
             return StepResult(results.observation, metrics=dict(results.metrics), tool_calls=results.calls)
-        verdict = self.verifier(response=action, gold=self.sample.answer)
-        return StepResult("", reward=float(verdict.score), done=True, stop_reason="answered",
-                          metrics={"answer/correct": float(verdict.score >= 1.0)})
+        verdict = self.score(action)
+        metrics = {"answer/correct": float(verdict.score >= 1.0)}
+        if "error" in verdict.flags:  # the scorer failed and scored 0 (reward.on_error = "zero")
+            metrics["answer/reward_errors"] = 1.0
+        return StepResult("", reward=float(verdict.score), done=True, stop_reason="answered", metrics=metrics)
+
+    def score(self, answer: str) -> Verdict:
+        """The answer's verdict against the task's gold (a subclass may score otherwise: a run
+        scores with its whole reward stack, rlvr.orchestrate.env_choice)."""
+        return self.verifier(response=answer, gold=self.sample.answer)
 
 
 PYTHON_INSTRUCTIONS = ('You may run Python: write <tool_call>{"name": "python", "arguments": '

@@ -31,6 +31,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rlvr import names
+
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
@@ -136,7 +138,8 @@ def parse_json_tags(text: str) -> list[Call | Malformed]:
     return found
 
 
-PARSERS: dict[str, Callable[[str], list[Call | Malformed]]] = {"json_tags": parse_json_tags}
+PARSERS: dict[str, Callable[[str], list[Call | Malformed]]] = names.TOOL_PARSER.bind(
+    {"json_tags": parse_json_tags}, table="PARSERS")
 
 
 @dataclass(frozen=True)

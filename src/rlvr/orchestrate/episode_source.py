@@ -1,22 +1,28 @@
 """Scored groups from environment episodes: the rollout source of an environment run.
 
 `EpisodeSource` has the interface the producers draw from (`draw`, `state`, `load_state`,
-like `RolloutSource`), so `SyncProducer(EpisodeSource(...), engine, watchdog, steps=...)` is
-an environment run's producer. NOT WIRED: no config section builds it and `PRODUCERS` has no
-entry for it (the config and the loop's wiring are owned elsewhere; see docs/environments.md,
-"What is not built"). Episode seeds are `seed * 1_000_003 + step * 10_007 + i`: fixed by the
-run's seed, the step and the row, so a resumed run replays the same games.
+`close`, like `RolloutSource`); `SOURCES` in orchestrate/plan.py picks it for every env.kind
+but "none", and `EpisodeSource.from_run(config, parts, watchdog)` builds it from the [env]
+section (its environment: orchestrate/env_choice.py). Episode seeds are
+`seed * 1_000_003 + step * 10_007 + i`: fixed by the run's seed, the step and the row, so a
+resumed run replays the same games.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 
-from rlvr.envs.base import Env
+from rlvr.config import Config
+from rlvr.envs.base import Env, EpisodeLimits
 from rlvr.envs.episodes import EpisodeRunner, episode_metrics
+from rlvr.envs.render import renderer_for
 from rlvr.envs.scored import EpisodeScoring, episode_groups
+from rlvr.errors import ConfigError
+from rlvr.orchestrate.env_choice import ENV_BUILDERS
 from rlvr.orchestrate.rollouts import Produced
+from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.tasks import PromptSampler
 
 
@@ -24,9 +30,29 @@ class EpisodeSource:
     """`prompts` tasks a step, `group_size` episodes each, all played together by `runner`."""
 
     def __init__(self, runner: EpisodeRunner, make_env: Callable[[], Env], sampler: PromptSampler, *,
-                 prompts: int, group_size: int, seed: int, scoring: EpisodeScoring = EpisodeScoring()):
+                 prompts: int, group_size: int, seed: int, scoring: EpisodeScoring = EpisodeScoring(),
+                 watchdog: Watchdog | None = None, on_close: Callable[[], None] = lambda: None):
         self.runner, self.make_env, self.sampler = runner, make_env, sampler
         self.prompts, self.group_size, self.seed, self.scoring = prompts, group_size, seed, scoring
+        self.watchdog, self.on_close = watchdog, on_close
+
+    @classmethod
+    def from_run(cls, config: Config, parts, watchdog: Watchdog) -> "EpisodeSource":
+        """The episodes of a run: its engine, tokenizer, train split and sampling settings,
+        the [env] section's environment, limits and hybrid reward."""
+        e, s = config.env, config.sampling
+        context = getattr(parts.model.config, "max_position_embeddings", None)
+        if context is not None and e.max_total_tokens > context:
+            raise ConfigError(f"env.max_total_tokens = {e.max_total_tokens} is above the context of model.path "
+                              f"({context} tokens)")
+        spec = ENV_BUILDERS[e.kind](config, parts)
+        limits = EpisodeLimits(max_turns=e.max_turns, max_total_tokens=e.max_total_tokens,
+                               max_tool_calls=e.max_tool_calls, wall_s=e.wall_s)
+        runner = EpisodeRunner(parts.engine, renderer_for(parts.tokenizer), parts.sampling, limits,
+                               workers=e.workers, tools=spec.tools)
+        return cls(runner, spec.make_env, PromptSampler(parts.train_set, seed=config.run.seed),
+                   prompts=s.prompts_per_step, group_size=s.group_size, seed=config.run.seed,
+                   scoring=EpisodeScoring(e.step_weight), watchdog=watchdog, on_close=spec.close)
 
     def state(self) -> dict:
         return {"sampler": self.sampler.state(), "engine_rng": self.runner.engine.generator.get_state()}
@@ -35,12 +61,22 @@ class EpisodeSource:
         self.runner.engine.generator.set_state(state["engine_rng"])
         self.sampler.load_state(state["sampler"])
 
+    def close(self) -> None:
+        """The run ended: stop the environments' threads and what the environment holds (a sandbox)."""
+        self.runner.close()
+        self.on_close()
+
+    def _stage(self, name: str, step: int):
+        return self.watchdog.stage(name, step) if self.watchdog is not None else nullcontext()
+
     def draw(self, step: int) -> Produced:
         t0 = time.perf_counter()
-        tasks = self.sampler.next_batch(self.prompts)
+        with self._stage("sample", step):
+            tasks = self.sampler.next_batch(self.prompts)
         flat = [s for s in tasks for _ in range(self.group_size)]
         seeds = [self.seed * 1_000_003 + step * 10_007 + i for i in range(len(flat))]
-        episodes = self.runner.run(self.make_env, flat, seeds)
+        with self._stage("generate", step):  # turns and environment steps interleave
+            episodes = self.runner.run(self.make_env, flat, seeds)
         groups, counts = episode_groups(episodes, self.group_size, self.scoring)
         counts.update(episode_metrics(episodes))
         oldest = min((s.rollout.policy_version for g in groups for s in g),

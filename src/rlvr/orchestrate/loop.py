@@ -16,9 +16,10 @@ from rlvr.orchestrate.learner import Learned, Learner
 from rlvr.orchestrate.plan import RunPlan
 from rlvr.orchestrate.producers import Producer
 from rlvr.orchestrate.progress import ProgressDisplay
-from rlvr.orchestrate.rollouts import Produced, RolloutSource
+from rlvr.orchestrate.rollouts import Produced
 from rlvr.orchestrate.run_folder import RunFolder
-from rlvr.orchestrate.step_metrics import COMPUTE_KEYS, add_compute, rollout_metrics, sample_rows, staleness_metrics
+from rlvr.orchestrate.step_metrics import (COMPUTE_KEYS, add_compute, policy_tokens, rollout_metrics, sample_rows,
+                                          staleness_metrics)
 from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
@@ -39,7 +40,7 @@ class LoopState:
 def make_producer(plan: RunPlan, parts, watchdog: Watchdog) -> Producer:
     c = plan.config
     o = c.orchestrate
-    return plan.producer(RolloutSource(c, parts, watchdog), parts.engine, watchdog, max_staleness=o.max_staleness,
+    return plan.producer(plan.source(c, parts, watchdog), parts.engine, watchdog, max_staleness=o.max_staleness,
                          inflight_updates=o.inflight_updates, steps=c.train.steps)
 
 
@@ -147,7 +148,7 @@ class Loop:
         metrics.update(self.parts.engine.stats())
         metrics.update(self.watch([x for g in produced.groups for x in g]))
         metrics.update(learned.batch_metrics)
-        generated = sum(len(x.rollout.completion_ids) for g in produced.groups for x in g)
+        generated = sum(policy_tokens(x.rollout) for g in produced.groups for x in g)
         metrics.update(add_compute(s.compute, batch, generated, self.n_params, self.config.train.updates_per_batch,
                                    has_ref=self.parts.ref_model is not None))
         metrics.update({"step": s.step, "time/generate_s": produced.generate_s, "time/score_s": produced.score_s,

@@ -4,22 +4,33 @@ tokenizer or dataset is loaded.
 The config's cross-field rules ran when it was loaded (config/coherence*.py), so a plan is
 made from a coherent config and only resolves names to parts, each through its one table:
 the objective's axes (algo/), the batch chain and its advantage (`ADVANTAGES`), the task
-(`TASKS`), the engine (`ENGINE_BUILDERS`) and the producer (`PRODUCERS`). `rlvr train` and
-`rlvr recipes show --explain` make one; `rlvr eval` reads the same task table but builds no
-plan (it trains nothing).
+(`TASKS`), the engine (`ENGINE_BUILDERS`), the producer (`PRODUCERS`) and the source it draws
+from (`SOURCES`, by env.kind: single-turn rollouts, or an environment's episodes). `rlvr train`
+and `rlvr recipes show --explain` make one; `rlvr eval` reads the same task table but builds
+no plan (it trains nothing).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlvr.algo import Objective
 from rlvr.config import Config
+from rlvr import names
 from rlvr.names import SURROGATE_PARAM_KEYS, SURROGATE_PARAMS
 from rlvr.orchestrate.batch_builder import ADVANTAGES, BatchSpec
 from rlvr.orchestrate.engine_choice import ENGINE_BUILDERS, Builder
+from rlvr.orchestrate.episode_source import EpisodeSource
 from rlvr.orchestrate.producers import PRODUCERS, Producer
+from rlvr.orchestrate.rollouts import RolloutSource, Source
 from rlvr.tasks.registry import TASKS, TaskKind
+
+SourceBuilder = Callable[..., Source]  # (config, parts, watchdog) -> the producer's source
+SOURCES: dict[str, SourceBuilder] = names.ENV_KIND.bind({
+    "none": RolloutSource, "guess_number": EpisodeSource.from_run, "python_tool": EpisodeSource.from_run,
+    "sql": EpisodeSource.from_run, "single_turn": EpisodeSource.from_run,
+}, table="SOURCES")
 
 
 @dataclass(frozen=True)
@@ -30,6 +41,7 @@ class RunPlan:
     task: TaskKind  # how the task's splits load
     engine: Builder  # builds the rollout engine
     producer: type[Producer]  # where the loop's batches come from
+    source: SourceBuilder  # what the producer draws them from
     needs_reference: bool  # a KL term: the initial weights, or a teacher
     needs_critic: bool  # GAE advantages: a value model
 
@@ -41,9 +53,13 @@ class RunPlan:
                 f"advantage: {self.batch.advantage.kind} ({ADVANTAGES[self.batch.advantage.kind].__name__})",
                 f"reward: {c.reward.function or c.reward.verifier}, template {c.reward.template}",
                 f"task: {c.task.kind}; engine: {c.model.engine} ({c.orchestrate.backend}); "
-                f"producer: {self.producer.__name__}",
+                f"producer: {self.producer.__name__} from {_source_name(self.source)} (env: {c.env.kind})",
                 f"models: policy{', reference' if self.needs_reference else ''}"
                 f"{', critic' if self.needs_critic else ''}"]
+
+
+def _source_name(source: SourceBuilder) -> str:
+    return getattr(source, "__qualname__", type(source).__name__).split(".")[0]
 
 
 def objective_from(config: Config) -> Objective:
@@ -63,5 +79,6 @@ def plan_run(config: Config) -> RunPlan:
     objective = objective_from(config)
     return RunPlan(config=config, objective=objective, batch=BatchSpec.from_config(config),
                    task=TASKS[config.task.kind], engine=ENGINE_BUILDERS[config.model.engine],
-                   producer=PRODUCERS[config.orchestrate.mode], needs_reference=objective.needs_ref,
+                   producer=PRODUCERS[config.orchestrate.mode], source=SOURCES[config.env.kind],
+                   needs_reference=objective.needs_ref,
                    needs_critic=config.algo.advantage == "gae")

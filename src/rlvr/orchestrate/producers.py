@@ -23,14 +23,14 @@ from typing import Iterator
 
 from rlvr import names
 from rlvr.engines import Engine
-from rlvr.orchestrate.rollouts import Produced, RolloutSource
+from rlvr.orchestrate.rollouts import Produced, Source
 from rlvr.orchestrate.watchdog import Watchdog
 
 
 class Producer(abc.ABC):
     """Scored batches out, in training order; the trainer's weights in."""
 
-    def __init__(self, source: RolloutSource, engine: Engine, watchdog: Watchdog, *, max_staleness: int = 0,
+    def __init__(self, source: Source, engine: Engine, watchdog: Watchdog, *, max_staleness: int = 0,
                  inflight_updates: bool = False, steps: int):
         self.source, self.engine, self.watchdog, self.steps = source, engine, watchdog, steps
 
@@ -55,8 +55,9 @@ class Producer(abc.ABC):
         """The engine with the newest weights, not generating anything else meanwhile."""
 
     def close(self, wait: bool = True) -> None:
-        """Stop producing (the run ended or stopped; `wait` False: it failed or was interrupted,
-        so do not wait for a generation in flight)."""
+        """Stop producing and close the source (the run ended or stopped; `wait` False: it
+        failed or was interrupted, so do not wait for a generation in flight)."""
+        self.source.close()
 
 
 class SyncProducer(Producer):
@@ -146,6 +147,7 @@ class AsyncProducer(Producer):
         # interrupted (it writes no checkpoint, and the daemon thread ends with the process).
         if wait and self.thread is not None and self.watchdog.stalled is None:
             self.thread.join()
+            self.source.close()
 
     def _pop_new_weights(self) -> tuple[dict, int] | None:
         with self.cond:

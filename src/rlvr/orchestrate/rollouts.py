@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Protocol
 
 from rlvr.algo.curriculum import PassRateTracker
 from rlvr.config.schema import Config
@@ -37,6 +38,19 @@ class Produced:
     wait_s: float = 0.0
 
 
+class Source(Protocol):
+    """What a producer draws from: `RolloutSource` (single-turn) or `EpisodeSource`
+    (environments, orchestrate/episode_source.py); plan.py's `SOURCES` picks one."""
+
+    def draw(self, step: int) -> Produced: ...
+
+    def state(self) -> dict: ...
+
+    def load_state(self, state: dict, checkpoint) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class RolloutSource:
     """Prompts → scored groups, with the state that makes the next draw reproducible."""
 
@@ -58,6 +72,9 @@ class RolloutSource:
         self.sampler.load_state(state["sampler"])
         if self.curriculum is not None:
             self.curriculum.load_state_dict(state["curriculum"])
+
+    def close(self) -> None:
+        """Nothing is held beyond the run's parts."""
 
     def _restore_engine_rng(self, rng_state, checkpoint) -> None:
         generator = self.parts.engine.generator

@@ -37,7 +37,8 @@ def _spread(group: list[Scored]) -> float:
 
 def sample_rows(groups: list[list[Scored]], step: int, limit: int) -> list[dict]:
     """A few rollouts of the step for samples.jsonl: the first member of the first groups, then
-    up to `limit` more whose reasoning the CoT monitor flags (`cot_flags`, cot_monitor.py)."""
+    up to `limit` more whose reasoning the CoT monitor flags (`cot_flags`, cot_monitor.py). An
+    episode's row also holds its trajectory (`episode`; `completion` is its last turn)."""
     monitor, rows = CotMonitor(), []
     chosen = [s for g in groups for s in g[:1]][:limit]
     taken = {id(s) for s in chosen}
@@ -47,6 +48,8 @@ def sample_rows(groups: list[list[Scored]], step: int, limit: int) -> list[dict]
                      "completion": s.rollout.text, "finish": s.rollout.finish_reason,
                      "reward": s.reward, "reason": s.reason, "flags": list(s.flags),
                      "cot_flags": monitor.flags(s.rollout.text)})
+        if s.episode is not None:  # a multi-turn episode: its whole trajectory (rlvr.envs.scored)
+            rows[-1]["episode"] = s.episode
     return rows
 
 
@@ -65,6 +68,12 @@ def staleness_metrics(groups: list[list[Scored]], trained_version: int) -> dict[
     return {"async/staleness_mean": statistics.fmean(per_sample),
             "async/token_staleness_mean": statistics.fmean(per_token) if per_token else 0.0,
             "async/inflight_mixed_frac": sum(bool(r.token_versions) for r in rollouts) / len(rollouts)}
+
+
+def policy_tokens(rollout) -> int:
+    """The tokens the policy sampled: a multi-turn episode's completion also holds the
+    environment's tokens, which its loss mask marks 0; a truncated completion counts whole."""
+    return sum(rollout.loss_mask) if rollout.loss_mask else len(rollout.completion_ids)
 
 
 COMPUTE_KEYS = ("compute/tokens_generated", "compute/tokens_trained", "compute/flops")

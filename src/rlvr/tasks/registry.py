@@ -62,12 +62,19 @@ def _datasets(t: TaskSection, resolve: Resolve, render=None) -> Splits:
     return dataset_splits(t, resolve, render or renderer("none", lambda: None))
 
 
+def _guess_number(t: TaskSection, resolve: Resolve, render=None) -> Splits:
+    from rlvr.tasks.guess_number import guess_number_splits
+
+    return guess_number_splits(seed=t.seed, train_size=t.train_size, test_size=t.test_size, low=t.low, high=t.high)
+
+
 TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
     "arithmetic": TaskKind(_arithmetic, scorer="math"),
     "jsonl": TaskKind(_jsonl, scorer="math"),
     "humaneval": TaskKind(_humaneval, scorer="code"),
     "reasoning_gym": TaskKind(_reasoning_gym, scorer="math"),  # eval: the default, numeric generator
     "datasets": TaskKind(_datasets, scorer="math"),
+    "guess_number": TaskKind(_guess_number, scorer="math"),  # single-turn: the first guess
 }, table="TASKS")
 
 

@@ -1,0 +1,58 @@
+"""The cross-field rules of [env] (multi-turn environments, docs/environments.md): what an
+environment run does not support yet, each named with the key at fault. Part of
+config/coherence.py, which runs them at load; split off only for length."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from rlvr.config.coherence_run import advantage_varies_per_token
+
+if TYPE_CHECKING:
+    from rlvr.config.schema import Config
+
+# env.kind -> the task kind it plays, where it plays only one.
+ENV_TASK = {"guess_number": "guess_number"}
+
+
+def env_incoherences(c: Config) -> Iterator[str]:
+    e = c.env
+    if e.kind == "none":
+        return
+    here = f"env.kind = {e.kind!r}"
+    if c.orchestrate.mode != "sync":
+        yield (f"{here} needs orchestrate.mode = 'sync': the async producer does not play episodes yet "
+               "(docs/environments.md, what is not built)")
+    if c.model.engine != "hf":
+        yield f"{here} needs model.engine = 'hf': only the in-process engine samples from token ids (generate_ids)"
+    if c.orchestrate.backend != "local":
+        yield f"{here} needs orchestrate.backend = 'local': Ray rollout workers do not play episodes yet"
+    if (want := ENV_TASK.get(e.kind)) is not None and c.task.kind != want:
+        yield f"{here} plays task.kind = {want!r} games, not task.kind = {c.task.kind!r}"
+    if e.kind == "python_tool" and c.task.kind == "guess_number":
+        yield "env.kind = 'python_tool' answers tasks with a gold answer to verify; task.kind = 'guess_number' is a game"
+    if e.kind == "sql" and c.task.kind not in ("jsonl", "datasets"):
+        yield (f"env.kind = 'sql' needs tasks whose gold answer is a SQL query (task.kind = 'jsonl' or "
+               f"'datasets'), not task.kind = {c.task.kind!r}")
+    yield from env_sampling_incoherences(c, here)
+    if c.eval.size > 0:
+        yield (f"{here} with eval.size = {c.eval.size}: evaluation on episodes is not built (the greedy "
+               "evaluation would score single-turn answers); set eval.size = 0")
+    if advantage_varies_per_token(c.algo):
+        yield (f"{here} with per-token advantages (algo.advantage = {c.algo.advantage!r}): per-turn credit over "
+               "a trajectory is not built; use algo.advantage = 'group' (GRPO over trajectories)")
+
+
+def env_sampling_incoherences(c: Config, here: str) -> Iterator[str]:
+    """Dynamic sampling, the curriculum and the overlong penalty act on single-turn rollouts."""
+    s = c.sampling
+    if s.zero_variance != "keep":
+        yield f"{here} with sampling.zero_variance = {s.zero_variance!r}: the episode source keeps every group"
+    if s.curriculum != "none":
+        yield f"{here} with sampling.curriculum = {s.curriculum!r}: the episode source has no curriculum"
+    if s.overlong_cache is not None:
+        yield (f"{here} with sampling.overlong_cache: the overlong penalty reads a completion's length, which "
+               "in an episode includes the observations")
+    if s.max_new_tokens >= c.env.max_total_tokens:
+        yield (f"sampling.max_new_tokens ({s.max_new_tokens}, one turn) must be below env.max_total_tokens "
+               f"({c.env.max_total_tokens}, the whole trajectory)")

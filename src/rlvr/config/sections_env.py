@@ -1,0 +1,103 @@
+"""[env]: the environment that plays each task as a multi-turn episode (issue 17;
+docs/environments.md), and the [task] kind that only environments need so far.
+
+[env] is keyed on `kind` like [task]: "none" (the default) is the single-turn path, unchanged;
+each environment's section carries the shared episode limits, `step_weight` and its own
+options. The cross-field rules (which engines, producers and evaluations an environment run
+supports) are in config/coherence_env.py.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import Discriminator, Field, Tag
+
+from rlvr import names
+from rlvr.config.section import Section
+
+
+class NoEnv(Section):
+    """No environment: every task is one prompt and one completion."""
+
+    kind: Literal["none"] = "none"
+
+
+class EpisodeSection(Section):
+    """What every environment takes: the limits of one episode (each ends it with its own stop
+    reason) and the hybrid reward rule."""
+
+    max_turns: int = Field(4, ge=1, description="policy turns an episode may take (stop reason max_turns)")
+    max_total_tokens: int = Field(512, ge=1, description="tokens of the whole trajectory, prompt included "
+                                                         "(max_tokens); at most the model's context")
+    max_tool_calls: int = Field(8, ge=1, description="tool calls an episode may make (max_tool_calls)")
+    wall_s: float = Field(60.0, gt=0, description="wall-clock seconds from reset (wall_time)")
+    step_weight: float = Field(0.0, ge=0, description="reward = r_T + step_weight * sum of the earlier step "
+                                                      "rewards (0: the terminal reward only)")
+    workers: int = Field(16, ge=1, description="threads that step the environments of a batch in parallel")
+
+
+class GuessNumberEnv(EpisodeSection):
+    """Guess-the-number with higher/lower feedback; the secret is the task's answer
+    (task.kind = "guess_number"). Reward 1 and stop reason `solved` on the right guess."""
+
+    kind: Literal["guess_number"] = "guess_number"
+
+
+class PythonToolEnv(EpisodeSection):
+    """The policy may call `python(code)`, run in the reward stack's sandbox, then answers; the
+    answer (a turn without a call) is scored by [reward] against the task's gold."""
+
+    kind: Literal["python_tool"] = "python_tool"
+    tool_parser: names.TOOL_PARSER.literal() = Field("json_tags", description="how tool calls are read from a turn")
+    tool_timeout_s: float = Field(5.0, gt=0, description="wall-clock seconds of one python(code) run")
+    sandbox_workers: int = Field(2, ge=1, description="python(code) runs at once")
+    max_output_chars: int = Field(1000, ge=1, description="what a run prints is cut to this many characters")
+    instructions: Optional[str] = Field(None, description="text put before each task's prompt (unset: how to "
+                                                          "call the tool, docs/environments.md)")
+
+
+class SqlEnv(EpisodeSection):
+    """The policy may call `sql(query)` on a SQLite database (read-only), then answers; a
+    task's gold answer is a SQL query, and the answer scores 1 when it states that query's
+    result (rlvr.envs.sql_env; docs/environments.md)."""
+
+    kind: Literal["sql"] = "sql"
+    db_path: str = Field(min_length=1, description="the SQLite database file (opened read-only)")
+    tool_parser: names.TOOL_PARSER.literal() = Field("json_tags", description="how tool calls are read from a turn")
+    max_rows: int = Field(20, ge=1, description="rows a query shows at most")
+    query_timeout_s: float = Field(2.0, gt=0, description="a query running longer is aborted")
+    instructions: Optional[str] = Field(None, description="text put before each question (unset: how to call "
+                                                          "the tool and answer)")
+
+
+class SingleTurnEnv(EpisodeSection):
+    """Each task as a one-turn episode: its prompt, one policy turn scored by [reward], done
+    (`answered`). The single-turn path through the episode source, for comparing the two."""
+
+    kind: Literal["single_turn"] = "single_turn"
+
+
+ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
+    "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
+    "single_turn": SingleTurnEnv,
+}, table="ENV_SECTIONS")
+
+
+def env_section_kind(value: Any) -> str:
+    return value.get("kind", "none") if isinstance(value, dict) else getattr(value, "kind", "none")
+
+
+EnvSection = Annotated[Union[tuple(Annotated[cls, Tag(kind)] for kind, cls in ENV_SECTIONS.items())],
+                       Discriminator(env_section_kind)]
+
+
+class GuessNumberTask(Section):
+    """Seeded guess-the-number games: each task's gold answer is its secret in low .. high."""
+
+    kind: Literal["guess_number"] = "guess_number"
+    seed: int = Field(0, ge=0, description="seed of the secrets")
+    train_size: int = Field(1000, gt=0, description="training games")
+    test_size: int = Field(100, gt=0, description="held-out games")
+    low: int = Field(1, description="the smallest secret")
+    high: int = Field(100, description="the largest secret")
