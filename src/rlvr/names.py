@@ -81,6 +81,10 @@ MISMATCH = Registry("algo.mismatch", {
     "token_mis": "recompute pi_old; drop tokens whose ratio leaves [mismatch_low, mismatch_cap] (IcePop)",
     "sequence_mis": "recompute pi_old; drop sequences whose ratio leaves [mismatch_low, mismatch_cap]",
 })
+SAMPLING_MASK = Registry("algo.sampling_mask", {
+    "none": "the policy's log-probs over the full vocabulary, whatever top-k / top-p kept",
+    "replay": "renormalised over each token's kept top-k / top-p set, which the engine records (hf engine)",
+})
 ENTROPY_CONTROL = Registry("algo.entropy_control", {
     "none": "no covariance-based entropy control",
     "clip_cov": "a random share of in-band high-covariance tokens leaves the loss (arXiv:2505.22617)",
@@ -161,7 +165,7 @@ ORCHESTRATE_BACKEND = Registry("orchestrate.backend", {
 
 ALL: tuple[Registry, ...] = (
     ADVANTAGE, BASELINE, SCALE, RATIO_LEVEL, SURROGATE, AGGREGATION, KL, KL_PLACEMENT, MISMATCH,
-    ENTROPY_CONTROL, VALUE_LOSS, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
+    SAMPLING_MASK, ENTROPY_CONTROL, VALUE_LOSS, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
     MODEL_VERIFIER, TEMPLATED_VERIFIER, ANSWER_TEMPLATED_VERIFIER, TEMPLATE, TASK_KIND, ENGINE,
     DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND,
 )

@@ -66,6 +66,12 @@ CASES = {
     "vllm_on_ray": (['model.engine="vllm"', 'orchestrate.backend="ray"'], "(Ray workers with vLLM) is not built"),
     "vllm_with_lora": (['model.engine="vllm"', "model.lora_rank=8"], "model.engine = 'vllm' with model.lora_rank > 0"),
     "vllm_top_p_uncorrected": (['model.engine="vllm"', "sampling.top_p=0.9"], "set algo.mismatch = 'token_tis'"),
+    "vllm_top_k_uncorrected": (['model.engine="vllm"', "sampling.top_k=20"], "(top_k = 20) reports log-probs"),
+    "replay_on_vllm": (['algo.sampling_mask="replay"', 'model.engine="vllm"', "sampling.top_p=0.9",
+                        'algo.mismatch="token_tis"'], "algo.sampling_mask = 'replay' needs model.engine = 'hf'"),
+    "replay_full_vocabulary": (['algo.sampling_mask="replay"'], "has nothing to replay"),
+    "replay_min_new_tokens": (['algo.sampling_mask="replay"', "sampling.top_p=0.9", "sampling.min_new_tokens=2"],
+                              "sampling.min_new_tokens > 0 is not built"),
     "fsdp_async": (["train.fsdp=true", 'orchestrate.mode="async"'], "train.fsdp needs orchestrate.mode = 'sync'"),
     "fsdp_ray": (["train.fsdp=true", 'orchestrate.backend="ray"'], "train.fsdp needs orchestrate.backend = 'local'"),
     "fsdp_gae": (["train.fsdp=true", *GAE], "train.fsdp does not shard the critic yet"),
@@ -112,6 +118,8 @@ def test_neighbours_of_the_refused_cases_load():
                       "algo.sapo_tau_neg=1.05"], ['algo.surrogate="cispo"', 'algo.ratio_level="sequence_token"'],
                       [*GAE, 'algo.ratio_level="sequence_token"'], [*RPP, 'algo.ratio_level="sequence"'],
                       ['model.engine="vllm"', "sampling.top_p=0.9", 'algo.mismatch="token_tis"'],
+                      ['algo.sampling_mask="replay"', "sampling.top_p=0.7"],
+                      ['algo.sampling_mask="replay"', "sampling.top_k=5"],
                       ["train.fsdp=true"], [*GYM, 'task.gym_tasks=["basic_arithmetic"]'],
                       [*GYM, 'task.gym_tasks=["spell_backward"]', 'reward.verifier="exact"']):
         load_config(None, overrides)

@@ -131,6 +131,24 @@ def run_incoherences(c: Config) -> Iterator[str]:
                "take weights mid-generation)")
     yield from vllm_incoherences(c)
     yield from fsdp_incoherences(c)
+    yield from sampling_mask_incoherences(c)
+
+
+def sampling_mask_incoherences(c: Config) -> Iterator[str]:
+    """Sampling-mask replay needs an engine that records each token's kept set, and a set to
+    replay."""
+    s = c.sampling
+    if c.algo.sampling_mask != "replay":
+        return
+    if c.model.engine != "hf":
+        yield (f"algo.sampling_mask = 'replay' needs model.engine = 'hf': the {c.model.engine!r} engine does not "
+               "report the top-k / top-p set it sampled each token from")
+    if s.top_p == 1 and s.top_k == 0:
+        yield ("algo.sampling_mask = 'replay' with sampling.top_p = 1 and sampling.top_k = 0 has nothing to "
+               "replay (every token is drawn from the whole vocabulary)")
+    if s.min_new_tokens > 0:
+        yield ("algo.sampling_mask = 'replay' with sampling.min_new_tokens > 0 is not built: the stop tokens "
+               "banned before it leave the sampled set in a way the trainer does not rebuild")
 
 
 def vllm_incoherences(c: Config) -> Iterator[str]:
@@ -143,8 +161,9 @@ def vllm_incoherences(c: Config) -> Iterator[str]:
     if c.model.lora_rank > 0:
         yield ("model.engine = 'vllm' with model.lora_rank > 0 is not built (the engine would need vLLM's "
                "LoRA adapters); use model.engine = 'hf'")
-    if c.sampling.top_p < 1 and c.algo.mismatch == "none":
-        yield (f"model.engine = 'vllm' with sampling.top_p = {c.sampling.top_p} reports log-probs of the "
+    if (c.sampling.top_p < 1 or c.sampling.top_k > 0) and c.algo.mismatch == "none":
+        yield (f"model.engine = 'vllm' with sampling.top_p = {c.sampling.top_p} (top_k = {c.sampling.top_k}) "
+               "reports log-probs of the "
                "truncated distribution, which differ from the trainer's: set algo.mismatch = 'token_tis' "
                "(or 'sequence_tis') to correct for it")
 
