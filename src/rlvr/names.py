@@ -69,6 +69,10 @@ KL = Registry("algo.kl", {
     "k1": "log(pi / pi_ref): unbiased, high variance",
     "k2": "(log(pi / pi_ref))^2 / 2: its gradient is the reverse KL's (on-policy distillation)",
     "k3": "(r - 1) - log r with r = pi_ref / pi: unbiased, non-negative (GRPO)",
+    "abs": "|log(pi / pi_ref)|: biased, non-negative (verl's abs)",
+    "k1_plus": "k1's value with k2's gradient, straight through (verl's k1+)",
+    "k3_plus": "k3's value with k2's gradient, straight through (verl's k3+ / low_var_kl+)",
+    "abs_plus": "abs's value with k2's gradient, straight through (verl's abs+)",
 })
 KL_PLACEMENT = Registry("algo.kl_placement", {
     "loss": "the KL term is added to each token's loss",

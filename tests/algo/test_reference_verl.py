@@ -20,7 +20,8 @@ Mapping (rlvr ← verl), and where they differ:
     gmpo + seq_mean_token_mean ← policy loss "geo_mean" (verl averages over all rows, empty ones
                               included, and adds 1e-8 to lengths: equal without empty rows)
     token_sum               ← agg_loss "token-sum"
-    kl_estimate k1 / k2 / k3 with clamp 10 ← kl_penalty "k1" / "k2" / "low_var_kl"
+    kl_estimate k1 / k2 / k3 with clamp 10 / abs ← kl_penalty "k1" / "k2" / "low_var_kl" / "abs",
+      and k1_plus / k3_plus (clamp 10) / abs_plus ← "k1+" / "k3+", "low_var_kl+" / "abs+"
     clipped_value_loss      ← compute_value_loss
     outcome_advantages      ← grpo / rloo estimators; singleton groups differ: verl gives r_i
                               (mean 0, std 1), rlvr gives 0 (no baseline but itself)
@@ -150,7 +151,9 @@ def test_cispo_up_to_the_log_pi_old_term(mode, seed):
     close(loss + offset, vloss), close(grad, vgrad)
 
 
-@pytest.mark.parametrize("ours, theirs, clamp", [("k1", "k1", None), ("k2", "k2", None), ("k3", "low_var_kl", 10.0)])
+@pytest.mark.parametrize("ours, theirs, clamp", [
+    ("k1", "k1", None), ("k2", "k2", None), ("k3", "low_var_kl", 10.0), ("abs", "abs", None),
+    ("k1_plus", "k1+", None), ("k3_plus", "k3+", 10.0), ("k3_plus", "low_var_kl+", 10.0), ("abs_plus", "abs+", None)])
 def test_kl_penalty(ours, theirs, clamp):
     logp, _, ref, _, mask = inputs(0)
     ref = ref + 3.0 * mask * (torch.arange(T) == 0)  # one large gap per row, so k3's clamp bites

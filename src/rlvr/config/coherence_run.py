@@ -34,7 +34,7 @@ def kl_incoherences(c: Config) -> Iterator[str]:
     if c.model.teacher_path and a.kl == "none":
         yield "model.teacher_path is the KL target: set algo.kl (k2 in the loss for reverse-KL distillation) and algo.kl_coef"
     if a.kl == "none" and a.kl_coef > 0:
-        yield "algo.kl_coef > 0 needs algo.kl set to an estimator (k1, k2 or k3)"
+        yield "algo.kl_coef > 0 needs algo.kl set to an estimator (" + ", ".join(n for n in names.KL.names if n != "none") + ")"
     if a.kl != "none" and a.kl_coef == 0:
         yield f"algo.kl = {a.kl!r} has no effect with algo.kl_coef = 0"
     if a.kl == "none" and a.kl_clamp is not None:
