@@ -43,6 +43,7 @@ SURROGATE = Registry("algo.surrogate", {
     "gmpo": "one objective a sequence from the geometric mean of clipped token ratios (arXiv:2507.20673)",
     "reinforce": "-A log r: the vanilla policy gradient, no trust region (GPG)",
     "dro": "a quadratic trust region (algo.dro_beta / 2) (log r)^2 instead of a clip (verl's dro)",
+    "vespo": "a Gamma-shaped soft weight of the sequence ratio on each token's gradient (arXiv:2602.10693, TRL's vespo)",
 })
 # Each surrogate's keyword parameters (the functions' keyword-only arguments; a test ties the
 # two), and the [algo] key each one is read from.
@@ -54,9 +55,12 @@ SURROGATE_PARAMS: dict[str, tuple[str, ...]] = SURROGATE.bind({
     "gmpo": ("eps_low", "eps_high"),
     "reinforce": (),
     "dro": ("beta",),
+    "vespo": ("k_pos", "lambda_pos", "k_neg", "lambda_neg"),
 }, table="SURROGATE_PARAMS")
 SURROGATE_PARAM_KEYS = {"eps_low": "eps_low", "eps_high": "eps_high", "clip_c": "clip_c",
-                        "tau_pos": "sapo_tau_pos", "tau_neg": "sapo_tau_neg", "beta": "dro_beta"}
+                        "tau_pos": "sapo_tau_pos", "tau_neg": "sapo_tau_neg", "beta": "dro_beta",
+                        "k_pos": "vespo_k_pos", "lambda_pos": "vespo_lambda_pos", "k_neg": "vespo_k_neg",
+                        "lambda_neg": "vespo_lambda_neg"}
 AGGREGATION = Registry("algo.aggregation", {
     "token_mean": "every token of the batch weighs the same (DAPO)",
     "seq_mean_token_mean": "mean over each sequence's tokens, then over sequences (GRPO)",

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.algo.ratios import RATIO_LEVELS
-from rlvr.algo.surrogates import SURROGATES, cispo, dro, dual_clip, gmpo, ppo_clip, reinforce, sapo
+from rlvr.algo.surrogates import SURROGATES, cispo, dro, dual_clip, gmpo, ppo_clip, reinforce, sapo, vespo
 
 FAST = settings(max_examples=50, deadline=None)
 EPS_LOW, EPS_HIGH = 0.2, 0.28  # distinct, so that a swapped bound shows
@@ -37,12 +37,15 @@ SURROGATE_ARGS = {
     "gmpo": st.fixed_dictionaries({"eps_low": eps_values, "eps_high": eps_values}),
     "reinforce": st.fixed_dictionaries({}),
     "dro": st.fixed_dictionaries({"beta": st.floats(1e-3, 10)}),
+    "vespo": st.fixed_dictionaries({"k_pos": st.floats(0, 5), "lambda_pos": st.floats(1e-3, 5),
+                                    "k_neg": st.floats(0, 5), "lambda_neg": st.floats(1e-3, 5)}),
 }
 # Loss at r = 1: the vanilla PG value -A, except CISPO's log-ratio form, which reads 0, and
 # SAPO's gate, worth 2 / tau there (its slope, not its value, is 1).
 ON_POLICY_VALUE = {
     "ppo_clip": lambda adv, args: -adv, "dual_clip": lambda adv, args: -adv, "gmpo": lambda adv, args: -adv,
     "cispo": lambda adv, args: 0 * adv, "reinforce": lambda adv, args: 0 * adv, "dro": lambda adv, args: 0 * adv,
+    "vespo": lambda adv, args: 0 * adv,
     "sapo": lambda adv, args: -2 / torch.where(adv > 0, torch.tensor(args["tau_pos"], dtype=adv.dtype),
                                                torch.tensor(args["tau_neg"], dtype=adv.dtype)) * adv,
 }
@@ -306,3 +309,18 @@ def test_reinforce_and_dro_hand_computed():
         loss, _ = fn(log_ratio, torch.tensor([2.0], dtype=torch.float64), **args)
         loss.sum().backward()
         assert (loss.item(), log_ratio.grad.item()) == pytest.approx((loss_value, grad_value), abs=1e-15)
+
+
+def test_vespo_hand_computed():
+    # One row, log r = [0.1, -0.3]: log w = -0.2, w = e^-0.2 = 0.8187307530779818.
+    # A = +1, (k, lam) = (2, 3): phi = e^(3 + 2 (-0.2) - 3 w) = e^0.14380774076605451 = 1.1546620927338898;
+    # A = -1, (k, lam) = (3, 2): phi = e^(2 + 3 (-0.2) - 2 w) = e^-0.23746150615596373 = 0.7886272476910751.
+    # loss_t = -phi A log r_t; d loss / d log r_t = -phi A (phi has no gradient).
+    args = {"k_pos": 2.0, "lambda_pos": 3.0, "k_neg": 3.0, "lambda_neg": 2.0}
+    for a, phi in ((1.0, 1.1546620927338898), (-1.0, 0.7886272476910751)):
+        log_ratio = torch.tensor([[0.1, -0.3]], dtype=torch.float64, requires_grad=True)
+        loss, ind = vespo(log_ratio, torch.full((1, 2), a, dtype=torch.float64), torch.ones(1, 2), **args)
+        loss.sum().backward()
+        torch.testing.assert_close(loss.detach(), torch.tensor([[-0.1, 0.3]], dtype=torch.float64) * phi * a)
+        torch.testing.assert_close(log_ratio.grad, torch.full((1, 2), -phi * a, dtype=torch.float64))
+        assert not ind["weight_low"].any()

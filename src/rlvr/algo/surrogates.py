@@ -12,6 +12,7 @@ policy-gradient gradient -A per token: the clip only acts once the policy has mo
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import torch
@@ -161,6 +162,35 @@ def dro(log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, beta: flo
     return -(adv * log_ratio - 0.5 * beta * log_ratio.square()), {}
 
 
+# TRL's bounds on VESPO's log-weights: per token +-20 (exp overflows beyond), and the sequence's
+# log w in [log 1e-8, 20] (TRL's choice "to match the original implementation").
+_VESPO_LOG_W = (math.log(1e-8), 20.0)
+
+
+def vespo(log_ratio: Tensor, adv: Tensor, mask: Tensor | None = None, *, k_pos: float, lambda_pos: float,
+          k_neg: float, lambda_neg: float) -> tuple[Tensor, dict[str, Tensor]]:
+    """VESPO, variational sequence-level soft policy optimisation (arXiv:2602.10693, as TRL
+    1.16's loss_type "vespo"): no clip; each token's log-prob gradient is scaled by a Gamma-shaped
+    function of the *sequence* importance weight w_i = prod_t r_t (the unnormalised product),
+
+        phi(w) = e^lam w^k e^(-lam w)   (phi(1) = 1, largest at w = k / lam, -> 0 as w -> 0 or inf)
+        loss_t = -sg(phi(w_i)) A_t log r_t,   (k, lam) = (k_pos, lambda_pos) if A_t >= 0 else (k_neg, lambda_neg)
+
+    On-policy w = 1, phi = 1: the vanilla gradient. Sequences that drifted far either way fade
+    smoothly instead of being cut at a clip edge; TRL's defaults (k, lam) = (2, 3) for A >= 0 and
+    (3, 2) for A < 0. TRL writes log pi for log r (a no-gradient difference, as with CISPO).
+    Needs the token ratio level (it forms w itself). `weight_low` marks tokens of sequences
+    whose phi fell below 1/2."""
+    mask = torch.ones_like(log_ratio) if mask is None else mask
+    with torch.no_grad():
+        log_w = (log_ratio.clamp(-20.0, 20.0) * mask).sum(dim=-1, keepdim=True).clamp(*_VESPO_LOG_W)
+        nonneg = adv >= 0
+        k = torch.where(nonneg, k_pos, k_neg).to(log_ratio.dtype)
+        lam = torch.where(nonneg, lambda_pos, lambda_neg).to(log_ratio.dtype)
+        phi = torch.exp(lam + k * log_w - lam * torch.exp(log_w)).nan_to_num(nan=0.0, posinf=0.0, neginf=0.0)
+    return -phi * adv * log_ratio, {"weight_low": (phi < 0.5).to(adv.dtype)}
+
+
 SURROGATES: dict[str, Surrogate] = names.SURROGATE.bind({
     "ppo_clip": ppo_clip,
     "dual_clip": dual_clip,
@@ -169,4 +199,5 @@ SURROGATES: dict[str, Surrogate] = names.SURROGATE.bind({
     "gmpo": gmpo,
     "reinforce": reinforce,
     "dro": dro,
+    "vespo": vespo,
 }, table="SURROGATES")

@@ -70,6 +70,9 @@ def surrogate_incoherences(a: AlgoSection) -> Iterator[str]:
     if a.surrogate == "gmpo" and a.ratio_level != "token":
         yield (f"algo.surrogate = 'gmpo' takes token log-ratios (it forms the geometric mean itself), "
                f"not algo.ratio_level = {a.ratio_level!r}")
+    if a.surrogate == "vespo" and a.ratio_level != "token":
+        yield (f"algo.surrogate = 'vespo' takes token log-ratios (it forms the sequence weight itself), "
+               f"not algo.ratio_level = {a.ratio_level!r}")
     if a.surrogate == "cispo" and a.ratio_level in SEQUENCE_RATIOS:
         yield (f"algo.surrogate = 'cispo' with algo.ratio_level = {a.ratio_level!r}: CISPO weights each token's own "
                "log-prob gradient, but the sequence log-ratio spreads 1/|y| of it over the row; use "

@@ -279,6 +279,12 @@ class AlgoSection(Section):
     sapo_tau_pos: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A > 0 (paper: 1.0)
     sapo_tau_neg: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A <= 0 (paper: 1.05)
     dro_beta: Optional[float] = Field(None, gt=0)  # dro: weight of the quadratic log-ratio penalty
+    # vespo: phi(w) = e^lam w^k e^(-lam w) of the sequence ratio w, (k, lam) by the sign of A
+    # (TRL's defaults: k_pos 2, lambda_pos 3, k_neg 3, lambda_neg 2)
+    vespo_k_pos: Optional[float] = Field(None, ge=0)
+    vespo_lambda_pos: Optional[float] = Field(None, gt=0)
+    vespo_k_neg: Optional[float] = Field(None, ge=0)
+    vespo_lambda_neg: Optional[float] = Field(None, gt=0)
     aggregation: names.AGGREGATION.literal() = "seq_mean_token_mean"
     aggregation_constant: Optional[float] = Field(None, gt=0)
     kl: names.KL.literal() = "none"
