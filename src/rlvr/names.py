@@ -44,6 +44,8 @@ SURROGATE = Registry("algo.surrogate", {
     "reinforce": "-A log r: the vanilla policy gradient, no trust region (GPG)",
     "dro": "a quadratic trust region (algo.dro_beta / 2) (log r)^2 instead of a clip (verl's dro)",
     "vespo": "a Gamma-shaped soft weight of the sequence ratio on each token's gradient (arXiv:2602.10693, TRL's vespo)",
+    "dppo_tv": "drop tokens whose sampled-token probability moved over eps_high up (A > 0) / eps_low down: a TV trust region (arXiv:2602.04879, verl's dppo_tv)",
+    "dppo_kl": "drop tokens whose binary KL of the sampled token's probability exceeds eps (arXiv:2602.04879, verl's dppo_kl)",
 })
 # Each surrogate's keyword parameters (the functions' keyword-only arguments; a test ties the
 # two), and the [algo] key each one is read from.
@@ -56,6 +58,8 @@ SURROGATE_PARAMS: dict[str, tuple[str, ...]] = SURROGATE.bind({
     "reinforce": (),
     "dro": ("beta",),
     "vespo": ("k_pos", "lambda_pos", "k_neg", "lambda_neg"),
+    "dppo_tv": ("eps_low", "eps_high", "clip_c"),
+    "dppo_kl": ("eps_low", "eps_high", "clip_c"),
 }, table="SURROGATE_PARAMS")
 SURROGATE_PARAM_KEYS = {"eps_low": "eps_low", "eps_high": "eps_high", "clip_c": "clip_c",
                         "tau_pos": "sapo_tau_pos", "tau_neg": "sapo_tau_neg", "beta": "dro_beta",

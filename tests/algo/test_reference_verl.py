@@ -354,3 +354,29 @@ def test_gpg_is_reinforce_and_dro_up_to_the_log_pi_old_term(name, mode, seed):
     vloss, vgrad, _ = verl(name, logp, old, adv, mask, MODES[mode], config)
     offset = (obj.weights(mask, torch.arange(mask.shape[0]) // 2) * -(adv * old) * mask).sum()
     close(loss + offset, vloss), close(grad, vgrad)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("name, eps", [("dppo_tv", (0.1, 0.15)), ("dppo_kl", (0.02, 0.03))])
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_dppo_up_to_the_log_pi_old_term(mode, name, eps, seed):
+    # verl reads DPPO's divergence thresholds from clip_ratio_low / _high and its IS cap from
+    # clip_ratio_c; it multiplies log pi where rlvr has log r: the offset sg(w) A log pi_old on
+    # the kept tokens has no gradient (the gradients, compared alone, check which are kept).
+    from rlvr.algo.surrogates import SURROGATES
+
+    logp, old, _, adv, mask = inputs(seed)
+    args = {"eps_low": eps[0], "eps_high": eps[1], "clip_c": 1.5}
+    obj = Objective(surrogate=name, aggregation=mode, aggregation_constant=C, surrogate_args=args)
+    loss, grad, metrics = rlvr(obj, logp, old, adv, mask)
+    config = ActorConfig(strategy="fsdp", rollout_n=1, ppo_micro_batch_size_per_gpu=1, clip_ratio_low=eps[0],
+                         clip_ratio_high=eps[1], clip_ratio_c=1.5, global_batch_info={"loss_scale_factor": C})
+    vloss, vgrad, vmetrics = verl(name, logp, old, adv, mask, MODES[mode], config)
+    close(grad, vgrad)
+    masked = SURROGATES[name](logp - old, adv, mask, old, **args)[1]["masked"]
+    weight = (logp - old).exp().clamp(max=1.5)
+    offset = (obj.weights(mask, torch.arange(mask.shape[0]) // 2) * -(weight * adv * old) * (1 - masked) * mask).sum()
+    close(loss + offset, vloss)
+    assert 0 < (masked * mask * (adv != 0)).sum() < (mask * (adv != 0)).sum()  # some dropped, some kept
+    if mode == "token_mean":  # verl's pg_clipfrac is the token-mean share of dropped tokens
+        close(metrics["policy/masked_frac"], vmetrics["actor/pg_clipfrac"])

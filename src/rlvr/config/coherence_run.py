@@ -70,6 +70,12 @@ def surrogate_incoherences(a: AlgoSection) -> Iterator[str]:
     if a.surrogate == "gmpo" and a.ratio_level != "token":
         yield (f"algo.surrogate = 'gmpo' takes token log-ratios (it forms the geometric mean itself), "
                f"not algo.ratio_level = {a.ratio_level!r}")
+    if a.surrogate in ("dppo_tv", "dppo_kl") and a.ratio_level != "token":
+        yield (f"algo.surrogate = {a.surrogate!r} bounds each token's own probability, so it takes token "
+               f"log-ratios, not algo.ratio_level = {a.ratio_level!r}")
+    if a.surrogate in ("dppo_tv", "dppo_kl") and a.clip_c is not None and a.clip_c <= 1:
+        yield (f"algo.surrogate = {a.surrogate!r} needs algo.clip_c > 1 (its IS-weight cap; the paper recommends "
+               f"a large one), got {a.clip_c}")
     if a.surrogate == "vespo" and a.ratio_level != "token":
         yield (f"algo.surrogate = 'vespo' takes token log-ratios (it forms the sequence weight itself), "
                f"not algo.ratio_level = {a.ratio_level!r}")
