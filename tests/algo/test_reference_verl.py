@@ -20,6 +20,10 @@ Mapping (rlvr ← verl), and where they differ:
     gmpo + seq_mean_token_mean ← policy loss "geo_mean" (verl averages over all rows, empty ones
                               included, and adds 1e-8 to lengths: equal without empty rows)
     token_sum               ← agg_loss "token-sum"
+    seq_mean_token_sum_norm, C = 1 ← agg_loss "seq-mean-token-sum"
+    dppo_tv / dppo_kl (eps_low, eps_high, clip_c) ← policy loss "dppo_tv" / "dppo_kl" (thresholds
+                              from clip_ratio_low / _high, the IS cap from clip_ratio_c; verl
+                              multiplies log pi: losses differ by sg(w) A log pi_old)
     kl_estimate k1 / k2 / k3 with clamp 10 / abs ← kl_penalty "k1" / "k2" / "low_var_kl" / "abs",
       and k1_plus / k3_plus (clamp 10) / abs_plus ← "k1+" / "k3+", "low_var_kl+" / "abs+"
     clipped_value_loss      ← compute_value_loss
@@ -101,6 +105,14 @@ def test_agg_loss(mode, seed):
     logp, _, _, _, mask = inputs(seed)
     ours = (AGGREGATIONS[mode](mask, torch.arange(mask.shape[0]) // 2, C) * logp).sum()
     close(ours, core_algos.agg_loss(logp, mask, MODES[mode], loss_scale_factor=C))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_seq_mean_token_sum_is_the_sum_norm_with_c_1(seed):
+    # verl's "seq-mean-token-sum" (no normaliser) is rlvr's seq_mean_token_sum_norm at C = 1.
+    logp, _, _, _, mask = inputs(seed)
+    ours = (AGGREGATIONS["seq_mean_token_sum_norm"](mask, torch.arange(mask.shape[0]) // 2, 1.0) * logp).sum()
+    close(ours, core_algos.agg_loss(logp, mask, "seq-mean-token-sum"))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
