@@ -30,6 +30,14 @@ def test_renormalisation_over_the_kept_set_by_hand():
     torch.testing.assert_close(got, torch.tensor(want), atol=1e-6, rtol=0)
 
 
+def test_ties_at_the_edge_do_not_change_the_mass():
+    # p = [0.3, 0.3, 0.3, 0.1], k = 2: whichever two of the tied tokens the engine kept, the mass
+    # is 0.6; the target (token 2, tied) is in the set: log(0.3 / 0.6).
+    logp_all = torch.tensor([[0.3, 0.3, 0.3, 0.1]]).log()
+    got = logp_all[0, 2] - kept_log_mass(logp_all, torch.tensor([2]), torch.tensor([2]))
+    assert abs(float(got) - math.log(0.5)) < 1e-6
+
+
 def test_the_gradient_stays_inside_the_kept_set():
     logits = torch.randn(1, 5, requires_grad=True)
     logp_all = torch.log_softmax(logits, dim=-1)

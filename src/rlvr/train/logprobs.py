@@ -149,20 +149,19 @@ def kept_log_mass(logp_all: torch.Tensor, targets: torch.Tensor, support: torch.
 
     The engine drew each target from S (`rlvr.engines.hf.draw`), so S holds it; when this
     model ranks it below k (a near-tie at the edge, the two models' numerics differing), the
-    k-1 first and the target are taken, the closest set that holds it. Ties inside S do not
-    change the mass."""
-    vocab = logp_all.shape[-1]
+    k - 1 first and the target are taken, the closest set that holds it. The mass is summed
+    from the k largest values (`topk`, not a full sort: 2.7x the head's cost with an argsort
+    at V = 152k on CPU), so ties at the edge do not change it."""
+    k = torch.where(support > 0, support, 1).clamp(max=logp_all.shape[-1])  # 1: padding, result unused
+    target_logp = logp_all.gather(-1, targets.unsqueeze(-1))  # (..., 1)
     with torch.no_grad():
-        order = logp_all.argsort(dim=-1, descending=True)
-        ranks = torch.arange(vocab, device=logp_all.device).expand_as(order)
-        rank = torch.empty_like(order).scatter_(-1, order, ranks)  # (..., V) each token's place
-        del order, ranks
-        k = torch.where(support > 0, support, vocab).clamp(max=vocab).unsqueeze(-1)
-        target_rank = rank.gather(-1, targets.unsqueeze(-1))
-        k = k - (target_rank >= k).long()  # make room for the target
-        keep = (rank < k) | (rank == target_rank)
-        del rank
-    log_mass = torch.logsumexp(logp_all.masked_fill(~keep, float("-inf")), dim=-1)
+        outside = (logp_all > target_logp).sum(dim=-1) >= k  # this model ranks the target below k
+        first = (k - outside.long()).unsqueeze(-1)  # how many of the largest to take besides
+        width = max(int(first.max()), 1)
+        take = torch.arange(width, device=logp_all.device) < first
+    top = logp_all.topk(width, dim=-1).values.masked_fill(~take, float("-inf"))  # (..., width)
+    extra = target_logp.masked_fill(~outside.unsqueeze(-1), float("-inf"))
+    log_mass = torch.logsumexp(torch.cat([top, extra], dim=-1), dim=-1)
     return torch.where(support > 0, log_mass, torch.zeros_like(log_mass))
 
 
