@@ -40,6 +40,9 @@ ALLOWED: dict[str, set[str]] = {
     "train": GROUND | {"config", "models", "algo"},  # gets an objective; never an engine
     "evaluate": GROUND | {"engines", "rewards", "tasks", "scaling"},  # no training
     "serve": GROUND | {"engines"},  # no training, no cli
+    # rlvr/__init__.py: the Python API's names, imported lazily by their module names (strings,
+    # so no edge here): orchestrate.api, config, rewards
+    "__init__": set(),
 }
 # orchestrate wires together every package listed above; cli (parse and call) may import any of them.
 ALLOWED["orchestrate"] = set(ALLOWED) - ABOVE_ORCHESTRATE
