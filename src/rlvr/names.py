@@ -43,6 +43,9 @@ SURROGATE = Registry("algo.surrogate", {
     "gmpo": "one objective a sequence from the geometric mean of clipped token ratios (arXiv:2507.20673)",
     "reinforce": "-A log r: the vanilla policy gradient, no trust region (GPG)",
     "dro": "a quadratic trust region (algo.dro_beta / 2) (log r)^2 instead of a clip (verl's dro)",
+    "vespo": "a Gamma-shaped soft weight of the sequence ratio on each token's gradient (arXiv:2602.10693, TRL's vespo)",
+    "dppo_tv": "drop tokens whose sampled-token probability moved over eps_high up (A > 0) / eps_low down: a TV trust region (arXiv:2602.04879, verl's dppo_tv)",
+    "dppo_kl": "drop tokens whose binary KL of the sampled token's probability exceeds eps (arXiv:2602.04879, verl's dppo_kl)",
 })
 # Each surrogate's keyword parameters (the functions' keyword-only arguments; a test ties the
 # two), and the [algo] key each one is read from.
@@ -54,9 +57,14 @@ SURROGATE_PARAMS: dict[str, tuple[str, ...]] = SURROGATE.bind({
     "gmpo": ("eps_low", "eps_high"),
     "reinforce": (),
     "dro": ("beta",),
+    "vespo": ("k_pos", "lambda_pos", "k_neg", "lambda_neg"),
+    "dppo_tv": ("eps_low", "eps_high", "clip_c"),
+    "dppo_kl": ("eps_low", "eps_high", "clip_c"),
 }, table="SURROGATE_PARAMS")
 SURROGATE_PARAM_KEYS = {"eps_low": "eps_low", "eps_high": "eps_high", "clip_c": "clip_c",
-                        "tau_pos": "sapo_tau_pos", "tau_neg": "sapo_tau_neg", "beta": "dro_beta"}
+                        "tau_pos": "sapo_tau_pos", "tau_neg": "sapo_tau_neg", "beta": "dro_beta",
+                        "k_pos": "vespo_k_pos", "lambda_pos": "vespo_lambda_pos", "k_neg": "vespo_k_neg",
+                        "lambda_neg": "vespo_lambda_neg"}
 AGGREGATION = Registry("algo.aggregation", {
     "token_mean": "every token of the batch weighs the same (DAPO)",
     "seq_mean_token_mean": "mean over each sequence's tokens, then over sequences (GRPO)",
@@ -69,6 +77,10 @@ KL = Registry("algo.kl", {
     "k1": "log(pi / pi_ref): unbiased, high variance",
     "k2": "(log(pi / pi_ref))^2 / 2: its gradient is the reverse KL's (on-policy distillation)",
     "k3": "(r - 1) - log r with r = pi_ref / pi: unbiased, non-negative (GRPO)",
+    "abs": "|log(pi / pi_ref)|: biased, non-negative (verl's abs)",
+    "k1_plus": "k1's value with k2's gradient, straight through (verl's k1+)",
+    "k3_plus": "k3's value with k2's gradient, straight through (verl's k3+ / low_var_kl+)",
+    "abs_plus": "abs's value with k2's gradient, straight through (verl's abs+)",
 })
 KL_PLACEMENT = Registry("algo.kl_placement", {
     "loss": "the KL term is added to each token's loss",
@@ -80,6 +92,10 @@ MISMATCH = Registry("algo.mismatch", {
     "sequence_tis": "recompute pi_old; weight each sequence by its truncated ratio product",
     "token_mis": "recompute pi_old; drop tokens whose ratio leaves [mismatch_low, mismatch_cap] (IcePop)",
     "sequence_mis": "recompute pi_old; drop sequences whose ratio leaves [mismatch_low, mismatch_cap]",
+})
+SAMPLING_MASK = Registry("algo.sampling_mask", {
+    "none": "the policy's log-probs over the full vocabulary, whatever top-k / top-p kept",
+    "replay": "renormalised over each token's kept top-k / top-p set, which the engine records (hf engine)",
 })
 ENTROPY_CONTROL = Registry("algo.entropy_control", {
     "none": "no covariance-based entropy control",
@@ -181,7 +197,7 @@ TOOL_PARSER = Registry("env.tool_parser", {
 
 ALL: tuple[Registry, ...] = (
     ADVANTAGE, BASELINE, SCALE, RATIO_LEVEL, SURROGATE, AGGREGATION, KL, KL_PLACEMENT, MISMATCH,
-    ENTROPY_CONTROL, VALUE_LOSS, LR_SCHEDULE, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
+    SAMPLING_MASK, ENTROPY_CONTROL, VALUE_LOSS, LR_SCHEDULE, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
     MODEL_VERIFIER, TEMPLATED_VERIFIER, ANSWER_TEMPLATED_VERIFIER, TEMPLATE, TASK_KIND, ENGINE,
     DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND, ENV_KIND, TOOL_PARSER,
 )

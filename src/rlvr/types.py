@@ -53,6 +53,11 @@ class Rollout:
     # observation and template tokens spliced in between turns (their `logprobs` are 0 and they
     # leave the loss); empty when every completion token is the policy's (single-turn).
     loss_mask: tuple[int, ...] = ()
+    # Sampling-mask replay (SamplingParams.replay_support): per token, the size k_t of the set
+    # the engine drew it from, the k_t most probable tokens of the tempered distribution (top-k
+    # / top-p keep a prefix of that order); `logprobs` are then of that truncated distribution.
+    # Empty when not recorded; 0 on tokens the policy did not sample.
+    support: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,9 @@ class Batch:
                      (`rlvr.algo.imitation`), computed on the full batch
     cov_select:      (B, T) float or None, 1 on the tokens Clip-Cov / KL-Cov act on
                      (`rlvr.algo.entropy_control`), selected on the full batch
+    support:         (B, T) long or None, sampling-mask replay: the engine's kept-set size
+                     per token (`Rollout.support`; 0 = the full vocabulary); the policy's
+                     log-probs are then renormalised over that set (`rlvr.train.logprobs`)
     """
 
     input_ids: "torch.Tensor"
@@ -116,6 +124,7 @@ class Batch:
     is_weight: "torch.Tensor | None" = None  # (B, T) engine/trainer mismatch weights, no gradient
     lm_weight: "torch.Tensor | None" = None  # (B, T) positive-example LM loss weights
     cov_select: "torch.Tensor | None" = None  # (B, T) entropy-control token selection
+    support: "torch.Tensor | None" = None  # (B, T) long, kept-set sizes (sampling-mask replay)
 
     @property
     def prompt_len(self) -> int:

@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlvr.algo.kl import KL_ESTIMATORS, k1, k2, k3, kl_estimate, kl_reward_penalty
+from rlvr.algo.kl import KL_ESTIMATORS, STRAIGHT_THROUGH, abs_kl, k1, k2, k3, kl_estimate, kl_reward_penalty
 
 FAST = settings(max_examples=50, deadline=None)
 
@@ -33,6 +33,28 @@ def test_hand_values():
     assert k1(logp, ref).item() == pytest.approx(0.6931471805599453, rel=1e-14)
     assert k2(logp, ref).item() == pytest.approx(0.2402265069591007, rel=1e-14)
     assert k3(logp, ref).item() == pytest.approx(0.1931471805599453, rel=1e-14)
+
+
+def test_abs_and_the_straight_through_forms_by_hand():
+    # d = log(0.25 / 0.5) = -0.693147 as above: abs = |d| = 0.693147; the "+" forms report
+    # k1 / k3 / abs and have k2's gradient d k2 / d logp = logp - ref_logp = 0.693147.
+    ref = t64([math.log(0.25)])
+    assert abs_kl(t64([math.log(0.5)]), ref).item() == pytest.approx(0.6931471805599453, rel=1e-14)
+    for plus, value in [("k1_plus", 0.6931471805599453), ("k3_plus", 0.1931471805599453),
+                        ("abs_plus", 0.6931471805599453)]:
+        logp = t64([math.log(0.5)]).requires_grad_()
+        kl = KL_ESTIMATORS[plus](logp, ref)
+        (grad,) = torch.autograd.grad(kl.sum(), logp)
+        assert kl.item() == pytest.approx(value, rel=1e-14), plus
+        assert grad.item() == pytest.approx(0.6931471805599453, rel=1e-14), plus
+
+
+def test_a_straight_through_clamp_bounds_the_value_not_the_k2_gradient():
+    # d = -15: k3 = e^-15 - 1 + 15 = 14.0000003 -> clamp 10; k2's gradient logp - ref = 15.
+    logp = t64([0.0]).requires_grad_()
+    kl = kl_estimate("k3_plus", logp, t64([-15.0]), clamp=10.0)
+    (grad,) = torch.autograd.grad(kl.sum(), logp)
+    assert kl.item() == 10.0 and grad.item() == 15.0
 
 
 @pytest.mark.parametrize("name", sorted(KL_ESTIMATORS))
@@ -111,7 +133,7 @@ def test_clamped_k3_has_a_finite_zero_gradient_where_exp_would_overflow():
 def test_clamp_in_d_first_keeps_value_and_gradient(d, clamp):
     # In float64 nothing overflows at |d| <= 40, so the plain clamp of the value is the
     # reference: limiting d to +-(clamp + 1) first must not change value or gradient.
-    for name in KL_ESTIMATORS:
+    for name in set(KL_ESTIMATORS) - set(STRAIGHT_THROUGH):  # those clamp the value only (below)
         logp = t64([0.0]).requires_grad_()
         ours = kl_estimate(name, logp, t64([d]), clamp=clamp)
         (g_ours,) = torch.autograd.grad(ours.sum(), logp)

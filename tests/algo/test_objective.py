@@ -76,7 +76,9 @@ def reference_loss(logp, batch: Batch, aggregation: str, kl: str, kl_coef: float
             loss = -min(r * a, min(max(r, 1 - EPS_LOW), 1 + EPS_HIGH) * a)
             if kl != "none":
                 d = ref[i][t] - lp[i][t]
-                loss += kl_coef * {"k1": -d, "k2": d * d / 2, "k3": math.expm1(d) - d}[kl]
+                # a straight-through "_plus" form has the value of its base
+                values = {"k1": -d, "k2": d * d / 2, "k3": math.expm1(d) - d, "abs": abs(d)}
+                loss += kl_coef * values[kl.removesuffix("_plus")]
             per_token[i, t] = loss
     rows = sorted({i for i, _ in per_token})
     row_sum = {i: sum(v for (j, _), v in per_token.items() if j == i) for i in rows}

@@ -25,10 +25,13 @@ ARGS = {
     "gmpo": {"eps_low": 0.4, "eps_high": 0.4},
     "reinforce": {},
     "dro": {"beta": 2.0},
+    "dppo_tv": {"eps_low": 0.2, "eps_high": 0.28, "clip_c": 3.0},
+    "dppo_kl": {"eps_low": 0.05, "eps_high": 0.05, "clip_c": 3.0},
+    "vespo": {"k_pos": 2.0, "lambda_pos": 3.0, "k_neg": 3.0, "lambda_neg": 2.0},
 }
 # The combinations the config refuses at load (tests/config/test_coherence.py checks this list) are left out.
 COMBOS = [(lv, s, a) for lv in sorted(RATIO_LEVELS) for s in sorted(SURROGATES) for a in sorted(AGGREGATIONS)
-          if not (s == "cispo" and lv in ("sequence", "sequence_sum")) and not (s == "gmpo" and lv != "token")]
+          if not (s == "cispo" and lv in ("sequence", "sequence_sum")) and not (s in ("gmpo", "vespo", "dppo_tv", "dppo_kl") and lv != "token")]
 
 
 def make_batch(mask, adv, old_logp, group_ids, ref_logp=None) -> Batch:

@@ -17,6 +17,11 @@ Mapping (rlvr ← TRL):
                                            bound (our eps_low >= 1); TRL multiplies log pi, we
                                            log(pi / pi_old): losses differ by sg(w) A log pi_old
     kl k3 in the loss, kl_coef = beta    ← beta
+    ratio_level sequence + ppo_clip + seq_mean_token_sum_norm with C = 1
+                                         ← loss_type "luspo" (GSPO's ratio, each sequence's loss
+                                           times its length, mean over rows)
+    surrogate vespo (k, lambda)          ← loss_type "vespo" with token_mean: TRL multiplies
+                                           log pi, we log r (offset sg(phi) A log pi_old)
 Documented differences: a fully masked row counts in TRL's "grpo" / "dr_grpo" denominators
 (the batch size B) and not in ours (non-empty rows); tested below as an exact ratio.
 """
@@ -52,13 +57,14 @@ class _OneProcess:
 
 
 def trl_loss_and_grad(logp, old_logp, adv, mask, ref_logp=None, *, loss_type, level="token",
-                      eps_high=EPS_HIGH, delta=None, beta=0.0, off_policy=None):
+                      eps_high=EPS_HIGH, delta=None, beta=0.0, off_policy=None, vespo=None):
     t = grpo_trainer.GRPOTrainer.__new__(grpo_trainer.GRPOTrainer)
     x = logp.clone().requires_grad_()
     t.__dict__.update(
         top_entropy_quantile=1.0, off_policy_mask_threshold=off_policy, importance_sampling_level=level,
         beta=beta, loss_type=loss_type, epsilon_low=EPS_LOW, epsilon_high=eps_high, use_vllm=False,
-        args=SimpleNamespace(delta=delta, use_bias_correction_kl=False, steps_per_generation=1),
+        args=SimpleNamespace(delta=delta, use_bias_correction_kl=False, steps_per_generation=1,
+                             **{f"vespo_{k}": v for k, v in (vespo or {}).items()}),
         current_gradient_accumulation_steps=1, max_completion_length=MAX_LEN, accelerator=_OneProcess(),
         _entropy_bonus_enabled=False, aux_loss_enabled=False, model=SimpleNamespace(training=True),
         _metrics={"train": defaultdict(list), "eval": defaultdict(list)},
@@ -232,3 +238,34 @@ def test_rloo_recipe_file_uses_the_trl_objective():
 
     algo = load_config("recipes/rloo.toml").algo
     assert (algo.ratio_level, algo.aggregation, algo.baseline) == ("sequence_sum", "seq_mean_token_mean", "rloo")
+
+
+def test_luspo_is_gspo_with_the_token_sum_over_c_1():
+    # LUSPO (arXiv:2602.05261): GSPO's sequence ratio, the loss of each sequence scaled by its
+    # length: sum_t l_t per row, mean over rows = seq_mean_token_sum_norm with C = 1.
+    for seed in (0, 1, 2):
+        logp, old_logp, adv, mask, _ = inputs(seed)
+        theirs = trl_loss_and_grad(logp, old_logp, adv, mask, loss_type="luspo", level="sequence", eps_high=0.04)
+        obj = Objective(ratio_level="sequence", aggregation="seq_mean_token_sum_norm", aggregation_constant=1.0,
+                        surrogate_args={"eps_low": EPS_LOW, "eps_high": 0.04})
+        assert_agree(rlvr_loss_and_grad(obj, logp, old_logp, adv, mask), theirs)
+
+
+VESPO = {"k_pos": 2.0, "lambda_pos": 3.0, "k_neg": 3.0, "lambda_neg": 2.0}  # TRL 1.16's defaults
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_vespo_matches_trl_up_to_the_constant_log_pi_old_term(seed):
+    # phi(w_i) = e^lam w^k e^(-lam w), w_i = exp(sum_t log r_it); TRL: -phi A log pi, token-mean;
+    # rlvr: -phi A log r. The losses differ by -mean_tokens(phi A log pi_old), computed here.
+    logp, old_logp, adv, mask, _ = inputs(seed)
+    theirs = trl_loss_and_grad(logp, old_logp, adv, mask, loss_type="vespo", vespo=VESPO)
+    ours = rlvr_loss_and_grad(objective("token_mean", surrogate="vespo", surrogate_args=VESPO),
+                              logp, old_logp, adv, mask)
+    w = ((logp - old_logp) * mask).sum(-1, keepdim=True).exp()
+    k = torch.where(adv[:, None] >= 0, 2.0, 3.0).double()
+    lam = torch.where(adv[:, None] >= 0, 3.0, 2.0).double()
+    phi = torch.exp(lam + k * w.log() - lam * w)
+    assert ((phi - 1).abs() > 0.2).any()  # the weight acts: phi is far from its on-policy 1 somewhere
+    offset = -(phi * adv[:, None] * old_logp * mask).sum() / mask.sum()
+    assert_agree(ours, theirs, offset)

@@ -20,7 +20,12 @@ Mapping (rlvr ← verl), and where they differ:
     gmpo + seq_mean_token_mean ← policy loss "geo_mean" (verl averages over all rows, empty ones
                               included, and adds 1e-8 to lengths: equal without empty rows)
     token_sum               ← agg_loss "token-sum"
-    kl_estimate k1 / k2 / k3 with clamp 10 ← kl_penalty "k1" / "k2" / "low_var_kl"
+    seq_mean_token_sum_norm, C = 1 ← agg_loss "seq-mean-token-sum"
+    dppo_tv / dppo_kl (eps_low, eps_high, clip_c) ← policy loss "dppo_tv" / "dppo_kl" (thresholds
+                              from clip_ratio_low / _high, the IS cap from clip_ratio_c; verl
+                              multiplies log pi: losses differ by sg(w) A log pi_old)
+    kl_estimate k1 / k2 / k3 with clamp 10 / abs ← kl_penalty "k1" / "k2" / "low_var_kl" / "abs",
+      and k1_plus / k3_plus (clamp 10) / abs_plus ← "k1+" / "k3+", "low_var_kl+" / "abs+"
     clipped_value_loss      ← compute_value_loss
     outcome_advantages      ← grpo / rloo estimators; singleton groups differ: verl gives r_i
                               (mean 0, std 1), rlvr gives 0 (no baseline but itself)
@@ -103,6 +108,14 @@ def test_agg_loss(mode, seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
+def test_seq_mean_token_sum_is_the_sum_norm_with_c_1(seed):
+    # verl's "seq-mean-token-sum" (no normaliser) is rlvr's seq_mean_token_sum_norm at C = 1.
+    logp, _, _, _, mask = inputs(seed)
+    ours = (AGGREGATIONS["seq_mean_token_sum_norm"](mask, torch.arange(mask.shape[0]) // 2, 1.0) * logp).sum()
+    close(ours, core_algos.agg_loss(logp, mask, "seq-mean-token-sum"))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("c", [1.5, 3.0])
 def test_vanilla_is_dual_clip(mode, c, seed):
@@ -150,7 +163,9 @@ def test_cispo_up_to_the_log_pi_old_term(mode, seed):
     close(loss + offset, vloss), close(grad, vgrad)
 
 
-@pytest.mark.parametrize("ours, theirs, clamp", [("k1", "k1", None), ("k2", "k2", None), ("k3", "low_var_kl", 10.0)])
+@pytest.mark.parametrize("ours, theirs, clamp", [
+    ("k1", "k1", None), ("k2", "k2", None), ("k3", "low_var_kl", 10.0), ("abs", "abs", None),
+    ("k1_plus", "k1+", None), ("k3_plus", "k3+", 10.0), ("k3_plus", "low_var_kl+", 10.0), ("abs_plus", "abs+", None)])
 def test_kl_penalty(ours, theirs, clamp):
     logp, _, ref, _, mask = inputs(0)
     ref = ref + 3.0 * mask * (torch.arange(T) == 0)  # one large gap per row, so k3's clamp bites
@@ -351,3 +366,29 @@ def test_gpg_is_reinforce_and_dro_up_to_the_log_pi_old_term(name, mode, seed):
     vloss, vgrad, _ = verl(name, logp, old, adv, mask, MODES[mode], config)
     offset = (obj.weights(mask, torch.arange(mask.shape[0]) // 2) * -(adv * old) * mask).sum()
     close(loss + offset, vloss), close(grad, vgrad)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("name, eps", [("dppo_tv", (0.1, 0.15)), ("dppo_kl", (0.02, 0.03))])
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_dppo_up_to_the_log_pi_old_term(mode, name, eps, seed):
+    # verl reads DPPO's divergence thresholds from clip_ratio_low / _high and its IS cap from
+    # clip_ratio_c; it multiplies log pi where rlvr has log r: the offset sg(w) A log pi_old on
+    # the kept tokens has no gradient (the gradients, compared alone, check which are kept).
+    from rlvr.algo.surrogates import SURROGATES
+
+    logp, old, _, adv, mask = inputs(seed)
+    args = {"eps_low": eps[0], "eps_high": eps[1], "clip_c": 1.5}
+    obj = Objective(surrogate=name, aggregation=mode, aggregation_constant=C, surrogate_args=args)
+    loss, grad, metrics = rlvr(obj, logp, old, adv, mask)
+    config = ActorConfig(strategy="fsdp", rollout_n=1, ppo_micro_batch_size_per_gpu=1, clip_ratio_low=eps[0],
+                         clip_ratio_high=eps[1], clip_ratio_c=1.5, global_batch_info={"loss_scale_factor": C})
+    vloss, vgrad, vmetrics = verl(name, logp, old, adv, mask, MODES[mode], config)
+    close(grad, vgrad)
+    masked = SURROGATES[name](logp - old, adv, mask, old, **args)[1]["masked"]
+    weight = (logp - old).exp().clamp(max=1.5)
+    offset = (obj.weights(mask, torch.arange(mask.shape[0]) // 2) * -(weight * adv * old) * (1 - masked) * mask).sum()
+    close(loss + offset, vloss)
+    assert 0 < (masked * mask * (adv != 0)).sum() < (mask * (adv != 0)).sum()  # some dropped, some kept
+    if mode == "token_mean":  # verl's pg_clipfrac is the token-mean share of dropped tokens
+        close(metrics["policy/masked_frac"], vmetrics["actor/pg_clipfrac"])

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.algo.ratios import RATIO_LEVELS
-from rlvr.algo.surrogates import SURROGATES, cispo, dro, dual_clip, gmpo, ppo_clip, reinforce, sapo
+from rlvr.algo.surrogates import (SURROGATES, cispo, dppo_kl, dppo_tv, dro, dual_clip, gmpo, ppo_clip, reinforce, sapo,
+                                  vespo)
 
 FAST = settings(max_examples=50, deadline=None)
 EPS_LOW, EPS_HIGH = 0.2, 0.28  # distinct, so that a swapped bound shows
@@ -37,12 +38,19 @@ SURROGATE_ARGS = {
     "gmpo": st.fixed_dictionaries({"eps_low": eps_values, "eps_high": eps_values}),
     "reinforce": st.fixed_dictionaries({}),
     "dro": st.fixed_dictionaries({"beta": st.floats(1e-3, 10)}),
+    "dppo_tv": st.fixed_dictionaries({"eps_low": eps_values, "eps_high": eps_values,
+                                      "clip_c": st.floats(min_value=1.001, max_value=30)}),
+    "dppo_kl": st.fixed_dictionaries({"eps_low": eps_values, "eps_high": eps_values,
+                                      "clip_c": st.floats(min_value=1.001, max_value=30)}),
+    "vespo": st.fixed_dictionaries({"k_pos": st.floats(0, 5), "lambda_pos": st.floats(1e-3, 5),
+                                    "k_neg": st.floats(0, 5), "lambda_neg": st.floats(1e-3, 5)}),
 }
 # Loss at r = 1: the vanilla PG value -A, except CISPO's log-ratio form, which reads 0, and
 # SAPO's gate, worth 2 / tau there (its slope, not its value, is 1).
 ON_POLICY_VALUE = {
     "ppo_clip": lambda adv, args: -adv, "dual_clip": lambda adv, args: -adv, "gmpo": lambda adv, args: -adv,
     "cispo": lambda adv, args: 0 * adv, "reinforce": lambda adv, args: 0 * adv, "dro": lambda adv, args: 0 * adv,
+    "vespo": lambda adv, args: 0 * adv, "dppo_tv": lambda adv, args: 0 * adv, "dppo_kl": lambda adv, args: 0 * adv,
     "sapo": lambda adv, args: -2 / torch.where(adv > 0, torch.tensor(args["tau_pos"], dtype=adv.dtype),
                                                torch.tensor(args["tau_neg"], dtype=adv.dtype)) * adv,
 }
@@ -102,7 +110,7 @@ def test_on_policy_gradient_is_vanilla_policy_gradient(data, name, seed):
     logp = (-5 * torch.rand(adv.shape, generator=gen, dtype=torch.float64)).requires_grad_()
     mask = torch.ones_like(adv)
     log_ratio = RATIO_LEVELS["token"](logp, logp.detach().clone(), mask)
-    loss, indicators = SURROGATES[name](log_ratio, adv, **args)
+    loss, indicators = SURROGATES[name](log_ratio, adv, mask, logp.detach(), **args)
     loss.sum().backward()
     torch.testing.assert_close(logp.grad, -adv, rtol=1e-12, atol=0)
     torch.testing.assert_close(loss.detach(), ON_POLICY_VALUE[name](adv, args), rtol=1e-12, atol=0)
@@ -306,3 +314,42 @@ def test_reinforce_and_dro_hand_computed():
         loss, _ = fn(log_ratio, torch.tensor([2.0], dtype=torch.float64), **args)
         loss.sum().backward()
         assert (loss.item(), log_ratio.grad.item()) == pytest.approx((loss_value, grad_value), abs=1e-15)
+
+
+def test_vespo_hand_computed():
+    # One row, log r = [0.1, -0.3]: log w = -0.2, w = e^-0.2 = 0.8187307530779818.
+    # A = +1, (k, lam) = (2, 3): phi = e^(3 + 2 (-0.2) - 3 w) = e^0.14380774076605451 = 1.1546620927338898;
+    # A = -1, (k, lam) = (3, 2): phi = e^(2 + 3 (-0.2) - 2 w) = e^-0.23746150615596373 = 0.7886272476910751.
+    # loss_t = -phi A log r_t; d loss / d log r_t = -phi A (phi has no gradient).
+    args = {"k_pos": 2.0, "lambda_pos": 3.0, "k_neg": 3.0, "lambda_neg": 2.0}
+    for a, phi in ((1.0, 1.1546620927338898), (-1.0, 0.7886272476910751)):
+        log_ratio = torch.tensor([[0.1, -0.3]], dtype=torch.float64, requires_grad=True)
+        loss, ind = vespo(log_ratio, torch.full((1, 2), a, dtype=torch.float64), torch.ones(1, 2), **args)
+        loss.sum().backward()
+        torch.testing.assert_close(loss.detach(), torch.tensor([[-0.1, 0.3]], dtype=torch.float64) * phi * a)
+        torch.testing.assert_close(log_ratio.grad, torch.full((1, 2), -phi * a, dtype=torch.float64))
+        assert not ind["weight_low"].any()
+
+
+def test_dppo_hand_computed():
+    # Token 0: p_old = 0.5 -> p = 0.65 (log r = log 1.3), A = +1: moved 0.15 up.
+    # Token 1: p_old = 0.01 -> p = 0.05 (log r = log 5), A = +1: moved 0.04 up, ratio 5.
+    # Token 2: p_old = 0.5 -> p = 0.3 (log r = log 0.6), A = -1: moved 0.2 down.
+    # TV, eps 0.1: tokens 0 and 2 leave (0.15 > 0.1, 0.2 > 0.1); token 1 stays although its
+    # ratio 5 is far outside PPO's clip. Its loss -min(5, C=3) A log 5 = -3 log 5, gradient -3.
+    # Binary KL, eps 0.05: D_0 = 0.5 log(0.5/0.65) + 0.5 log(0.5/0.35) = 0.0472 (stays),
+    # D_1 = 0.01 log(0.2) + 0.99 log(0.99/0.95) = 0.0247 (stays), D_2 = 0.5 log(0.5/0.3) +
+    # 0.5 log(0.5/0.7) = 0.0872 (leaves).
+    old = torch.tensor([[0.5, 0.01, 0.5]], dtype=torch.float64).log()
+    adv = torch.tensor([[1.0, 1.0, -1.0]], dtype=torch.float64)
+    args = {"eps_low": 0.1, "eps_high": 0.1, "clip_c": 3.0}
+    for fn, kept, kl_args in ((dppo_tv, [0.0, 1.0, 0.0], args), (dppo_kl, [1.0, 1.0, 0.0], args | {"eps_low": 0.05,
+                                                                                              "eps_high": 0.05})):
+        log_ratio = torch.tensor([[1.3, 5.0, 0.6]], dtype=torch.float64).log().requires_grad_()
+        loss, ind = fn(log_ratio, adv, None, old, **kl_args)
+        loss.sum().backward()
+        weight = torch.tensor([[1.3, 3.0, 0.6]], dtype=torch.float64)
+        torch.testing.assert_close(log_ratio.grad, -weight * adv * torch.tensor([kept], dtype=torch.float64))
+        assert ind["masked"][0].tolist() == [1 - k for k in kept], fn.__name__
+    with pytest.raises(ValueError, match="need the behaviour log-probs"):
+        dppo_tv(log_ratio, adv, None, None, **args)

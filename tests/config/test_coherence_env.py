@@ -18,6 +18,8 @@ TOOL = ['env.kind="python_tool"', "eval.size=0"]
 CASES = {
     "env_async": ([*ENV, 'orchestrate.mode="async"'], "env.kind = 'guess_number' needs orchestrate.mode = 'sync'"),
     "env_vllm": ([*ENV, 'model.engine="vllm"'], "env.kind = 'guess_number' needs model.engine = 'hf'"),
+    "env_replay": ([*ENV, 'algo.sampling_mask="replay"', "sampling.top_p=0.9"],
+                   "algo.sampling_mask = 'replay' with env.kind = 'guess_number' is not built"),
     "env_ray": ([*ENV, 'orchestrate.backend="ray"'], "needs orchestrate.backend = 'local'"),
     "game_without_its_task": (['env.kind="guess_number"', "eval.size=0"],
                               "plays task.kind = 'guess_number' games, not task.kind = 'arithmetic'"),

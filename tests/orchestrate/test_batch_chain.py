@@ -6,6 +6,7 @@ log p(0) = -0.693147, log p(1) = -1.386294, log p(2) = log p(3) = -2.079442.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from types import SimpleNamespace
@@ -374,3 +375,27 @@ def test_build_batch_selects_covariance_tokens_after_the_truncation_mask():
     spec = raw(mask_truncated=True, cov=CovSpec("kl_cov", ratio=1.0))
     built = build_batch(two_rows(finish=("stop", "length")), spec, models())
     assert built.batch.cov_select.tolist() == [[1, 1], [0, 0]]
+
+
+def replayed_rows():
+    """two_rows with the engine's kept-set sizes: row 0 drew from the top 2 then the top 3, row 1
+    from the top 1 (its token, 2, is ranked 3rd by the policy: k - 1 = 0 first ones and it)."""
+    (a, b), = two_rows()
+    return [[dataclasses.replace(a, rollout=dataclasses.replace(a.rollout, support=(2, 3))),
+             dataclasses.replace(b, rollout=dataclasses.replace(b.rollout, support=(1,)))]]
+
+
+def test_build_batch_replay_renormalises_pi_old_but_not_the_reference():
+    # pi_old over the kept sets: log(0.5 / 0.75), log(0.25 / 0.875) | log(0.125 / 0.125) = 0;
+    # the reference keeps its full-vocabulary log-probs.
+    spec = raw(sampling_mask="replay", mismatch=MismatchSpec("token_tis", cap=2.0),
+               kl=KLSpec("k1", coef=0.5, placement="reward"))
+    built = build_batch(replayed_rows(), spec, models(reference=FixedLM()))
+    close(built.batch.old_logp, [[math.log(0.5 / 0.75), math.log(0.25 / 0.875)], [0.0, 0]])
+    close(built.batch.ref_logp, [[LOG[0], LOG[1]], [LOG[2], 0]])
+    assert built.metrics["sampling/kept_set_mean"] == pytest.approx(2.0)
+
+
+def test_build_batch_replay_without_kept_sets_is_refused():
+    with pytest.raises(ValueError, match="no rollout of the batch recorded its kept sets"):
+        build_batch(two_rows(), raw(sampling_mask="replay"), models())

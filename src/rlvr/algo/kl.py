@@ -4,6 +4,12 @@ KL divergence"). With log-ratio d = log pi_ref - log pi at the sampled token:
     k1 = -d                 unbiased, can be negative
     k2 = d^2 / 2            biased, low variance
     k3 = (e^d - 1) - d      unbiased, always >= 0 (GRPO's choice, arXiv:2402.03300 eq. 4)
+    abs = |d|               verl's "abs": biased, >= 0, a constant-size gradient
+
+and the straight-through forms of verl (its "k1+", "k3+", "abs+"): the value of k1 / k3 / abs,
+the gradient of k2, k2 - sg(k2) + sg(k). The expected gradient of k1 and k3 under samples of pi
+is not that of the KL they estimate; k2's is the reverse KL's (Schulman 2020; verl's
+`kl_penalty`), so the "+" forms report an unbiased value and follow the right gradient.
 
 All are 0 when pi == pi_ref. Inputs (B, T), output (B, T).
 """
@@ -32,8 +38,25 @@ def k3(logp: Tensor, ref_logp: Tensor) -> Tensor:
     return torch.expm1(d) - d
 
 
-KL_ESTIMATORS: dict[str, Callable[[Tensor, Tensor], Tensor]] = names.KL.bind(
-    {"k1": k1, "k2": k2, "k3": k3}, without=("none",), table="KL_ESTIMATORS")
+def abs_kl(logp: Tensor, ref_logp: Tensor) -> Tensor:
+    return (logp - ref_logp).abs()
+
+
+def with_k2_gradient(value: Tensor, logp: Tensor, ref_logp: Tensor) -> Tensor:
+    """`value`'s numbers with k2's gradient: k2 - sg(k2) + sg(value). (B, T) each → (B, T)."""
+    grad = k2(logp, ref_logp)
+    return grad - grad.detach() + value.detach()
+
+
+# each straight-through estimator and the one whose value it reports
+STRAIGHT_THROUGH = {"k1_plus": "k1", "k3_plus": "k3", "abs_plus": "abs"}
+_PLAIN = {"k1": k1, "k2": k2, "k3": k3, "abs": abs_kl}
+
+KL_ESTIMATORS: dict[str, Callable[[Tensor, Tensor], Tensor]] = names.KL.bind({
+    **_PLAIN,
+    **{plus: (lambda logp, ref_logp, f=_PLAIN[base]: with_k2_gradient(f(logp, ref_logp), logp, ref_logp))
+       for plus, base in STRAIGHT_THROUGH.items()},
+}, without=("none",), table="KL_ESTIMATORS")
 
 
 def kl_estimate(estimator: str, logp: Tensor, ref_logp: Tensor, clamp: float | None = None) -> Tensor:
@@ -48,7 +71,12 @@ def kl_estimate(estimator: str, logp: Tensor, ref_logp: Tensor, clamp: float | N
     for d > 0), so values and gradients are unchanged, but e^d can no longer overflow and turn
     the clamped token's zero gradient into 0 * inf = NaN (d > ~88 in float32). verl limits
     d to [-20, 20] first for the same reason.
+
+    A straight-through estimator clamps its value only: its k2 gradient stays unclamped, as
+    verl's "k3+" does with low_var_kl's clamp.
     """
+    if estimator in STRAIGHT_THROUGH:
+        return with_k2_gradient(kl_estimate(STRAIGHT_THROUGH[estimator], logp, ref_logp, clamp), logp, ref_logp)
     if clamp is None:
         return KL_ESTIMATORS[estimator](logp, ref_logp)
     d = (ref_logp - logp).clamp(-(clamp + 1), clamp + 1)

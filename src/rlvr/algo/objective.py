@@ -1,7 +1,7 @@
 """The policy objective: one field per axis, applied in one documented order.
 
     1. log-ratio      rho = RATIO_LEVELS[ratio_level](logp, old_logp, mask)
-    2. surrogate      l_t = SURROGATES[surrogate](rho, adv, mask, **surrogate_args), times the
+    2. surrogate      l_t = SURROGATES[surrogate](rho, adv, mask, old_logp, **surrogate_args), times the
                       batch's engine-mismatch weight w_t when it has one (algo/engine_mismatch.py)
                       and, with `off_policy_delta`, the off-policy sequence mask M_i
                       (algo/off_policy.py)
@@ -97,7 +97,8 @@ class Objective:
         # inf * 0 = NaN. Replace it by the behaviour log-prob, which every estimator maps to 0.
         logp = torch.where(mask.bool(), logp, batch.old_logp)
         log_ratio = RATIO_LEVELS[self.ratio_level](logp, batch.old_logp, mask)
-        per_token, indicators = SURROGATES[self.surrogate](log_ratio, batch.adv, mask, **self.surrogate_args)
+        per_token, indicators = SURROGATES[self.surrogate](log_ratio, batch.adv, mask, batch.old_logp,
+                                                               **self.surrogate_args)
         if batch.is_weight is not None:  # engine/trainer mismatch: weights the policy term only
             per_token = per_token * batch.is_weight
         if self.off_policy_delta is not None:

@@ -34,7 +34,7 @@ def kl_incoherences(c: Config) -> Iterator[str]:
     if c.model.teacher_path and a.kl == "none":
         yield "model.teacher_path is the KL target: set algo.kl (k2 in the loss for reverse-KL distillation) and algo.kl_coef"
     if a.kl == "none" and a.kl_coef > 0:
-        yield "algo.kl_coef > 0 needs algo.kl set to an estimator (k1, k2 or k3)"
+        yield "algo.kl_coef > 0 needs algo.kl set to an estimator (" + ", ".join(n for n in names.KL.names if n != "none") + ")"
     if a.kl != "none" and a.kl_coef == 0:
         yield f"algo.kl = {a.kl!r} has no effect with algo.kl_coef = 0"
     if a.kl == "none" and a.kl_clamp is not None:
@@ -69,6 +69,15 @@ def surrogate_incoherences(a: AlgoSection) -> Iterator[str]:
                "c <= 1 the bound is active on-policy and cuts every negative-advantage gradient")
     if a.surrogate == "gmpo" and a.ratio_level != "token":
         yield (f"algo.surrogate = 'gmpo' takes token log-ratios (it forms the geometric mean itself), "
+               f"not algo.ratio_level = {a.ratio_level!r}")
+    if a.surrogate in ("dppo_tv", "dppo_kl") and a.ratio_level != "token":
+        yield (f"algo.surrogate = {a.surrogate!r} bounds each token's own probability, so it takes token "
+               f"log-ratios, not algo.ratio_level = {a.ratio_level!r}")
+    if a.surrogate in ("dppo_tv", "dppo_kl") and a.clip_c is not None and a.clip_c <= 1:
+        yield (f"algo.surrogate = {a.surrogate!r} needs algo.clip_c > 1 (its IS-weight cap; the paper recommends "
+               f"a large one), got {a.clip_c}")
+    if a.surrogate == "vespo" and a.ratio_level != "token":
+        yield (f"algo.surrogate = 'vespo' takes token log-ratios (it forms the sequence weight itself), "
                f"not algo.ratio_level = {a.ratio_level!r}")
     if a.surrogate == "cispo" and a.ratio_level in SEQUENCE_RATIOS:
         yield (f"algo.surrogate = 'cispo' with algo.ratio_level = {a.ratio_level!r}: CISPO weights each token's own "
@@ -132,6 +141,7 @@ def run_incoherences(c: Config) -> Iterator[str]:
     yield from vllm_incoherences(c)
     yield from fsdp_incoherences(c)
     yield from schedule_incoherences(c)
+    yield from sampling_mask_incoherences(c)
 
 
 def schedule_incoherences(c: Config) -> Iterator[str]:
@@ -146,6 +156,26 @@ def schedule_incoherences(c: Config) -> Iterator[str]:
         yield "train.min_lr_ratio is only read by train.lr_schedule = 'linear' or 'cosine'"
 
 
+def sampling_mask_incoherences(c: Config) -> Iterator[str]:
+    """Sampling-mask replay needs an engine that records each token's kept set, and a set to
+    replay."""
+    s = c.sampling
+    if c.algo.sampling_mask != "replay":
+        return
+    if c.model.engine != "hf":
+        yield (f"algo.sampling_mask = 'replay' needs model.engine = 'hf': the {c.model.engine!r} engine does not "
+               "report the top-k / top-p set it sampled each token from")
+    if s.top_p == 1 and s.top_k == 0:
+        yield ("algo.sampling_mask = 'replay' with sampling.top_p = 1 and sampling.top_k = 0 has nothing to "
+               "replay (every token is drawn from the whole vocabulary)")
+    if s.min_new_tokens > 0:
+        yield ("algo.sampling_mask = 'replay' with sampling.min_new_tokens > 0 is not built: the stop tokens "
+               "banned before it leave the sampled set in a way the trainer does not rebuild")
+    if c.env.kind != "none":
+        yield (f"algo.sampling_mask = 'replay' with env.kind = {c.env.kind!r} is not built: an episode's turns "
+               "do not record the set each token was sampled from")
+
+
 def vllm_incoherences(c: Config) -> Iterator[str]:
     """What the vLLM engine cannot honour."""
     if c.model.engine != "vllm":
@@ -156,8 +186,9 @@ def vllm_incoherences(c: Config) -> Iterator[str]:
     if c.model.lora_rank > 0:
         yield ("model.engine = 'vllm' with model.lora_rank > 0 is not built (the engine would need vLLM's "
                "LoRA adapters); use model.engine = 'hf'")
-    if c.sampling.top_p < 1 and c.algo.mismatch == "none":
-        yield (f"model.engine = 'vllm' with sampling.top_p = {c.sampling.top_p} reports log-probs of the "
+    if (c.sampling.top_p < 1 or c.sampling.top_k > 0) and c.algo.mismatch == "none":
+        yield (f"model.engine = 'vllm' with sampling.top_p = {c.sampling.top_p} (top_k = {c.sampling.top_k}) "
+               "reports log-probs of the "
                "truncated distribution, which differ from the trainer's: set algo.mismatch = 'token_tis' "
                "(or 'sequence_tis') to correct for it")
 

@@ -136,6 +136,7 @@ class SamplingSection(Section):
     prompts_per_step: int = Field(16, ge=1)
     temperature: float = Field(1.0, ge=MIN_TEMPERATURE)
     top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = Field(0, ge=0)  # the k most probable tokens, then top_p within them; 0 = off
     max_new_tokens: int = Field(8, ge=1)
     min_new_tokens: int = Field(0, ge=0)  # EOS is suppressed until this many tokens (benchmarks)
     stop: list[str] = []
@@ -166,6 +167,12 @@ class AlgoSection(Section):
     sapo_tau_pos: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A > 0 (paper: 1.0)
     sapo_tau_neg: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A <= 0 (paper: 1.05)
     dro_beta: Optional[float] = Field(None, gt=0)  # dro: weight of the quadratic log-ratio penalty
+    # vespo: phi(w) = e^lam w^k e^(-lam w) of the sequence ratio w, (k, lam) by the sign of A
+    # (TRL's defaults: k_pos 2, lambda_pos 3, k_neg 3, lambda_neg 2)
+    vespo_k_pos: Optional[float] = Field(None, ge=0)
+    vespo_lambda_pos: Optional[float] = Field(None, gt=0)
+    vespo_k_neg: Optional[float] = Field(None, ge=0)
+    vespo_lambda_neg: Optional[float] = Field(None, gt=0)
     aggregation: names.AGGREGATION.literal() = "seq_mean_token_mean"
     aggregation_constant: Optional[float] = Field(None, gt=0)
     kl: names.KL.literal() = "none"
@@ -185,6 +192,9 @@ class AlgoSection(Section):
     # DeepSeek-V3.2's off-policy sequence mask: a negative-advantage sequence whose mean
     # log(pi_old / pi) exceeds this is left out of the loss. None = off.
     off_policy_delta: Optional[float] = Field(None, gt=0)
+    # Sampling-mask replay: the policy's log-probs renormalised over the top-k / top-p set the
+    # engine drew each token from, so pi / pi_old compares the distributions really sampled.
+    sampling_mask: names.SAMPLING_MASK.literal() = "none"
     # Entropy control by covariance (Cui et al. 2025): the cov_ratio share of the batch's tokens
     # with the largest (kl_cov) or a random in-band (clip_cov: cov_low < cov < cov_high) covariance
     # between log-prob and advantage gets a |KL| penalty / leaves the loss.

@@ -21,6 +21,10 @@ class SamplingParams:
     top_p: float = 1.0
     stop: tuple[str, ...] = field(default_factory=tuple)
     min_new_tokens: int = 0
+    top_k: int = 0  # keep the k most probable tokens, then top_p within them; 0 = off
+    # Sampling-mask replay (algo.sampling_mask = "replay"): record each token's kept-set size
+    # in `Rollout.support` and report log-probs of the truncated distribution it was drawn from.
+    replay_support: bool = False
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -29,6 +33,13 @@ class SamplingParams:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be >= 0 (0 = off), got {self.top_k}")
+        if self.replay_support and self.min_new_tokens > 0:
+            # the stop tokens banned before min_new_tokens leave the kept set, which then is no
+            # prefix of the probability order that the trainer replays
+            raise ValueError("replay_support with min_new_tokens > 0 is not built: the kept set excludes the "
+                             "banned stop tokens, which the trainer cannot rebuild")
 
 
 class Engine(abc.ABC):

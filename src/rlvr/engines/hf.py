@@ -13,16 +13,25 @@ of the weights whose forward gave the logits it was drawn from, and its log-prob
 forward's, so the objective's behaviour log-probs are the ones that really produced it.
 
 Log-probs: `Rollout.logprobs[t]` is log softmax(logits / temperature) at the sampled token,
-over the *full* vocabulary. With top_p < 1 the token was drawn from the truncated
+over the *full* vocabulary. With top_p < 1 or top_k > 0 the token was drawn from the truncated
 distribution, but the trainer recomputes exactly this untruncated quantity, so old and new
 log-probs are comparable (the truncation mismatch is left to importance-weight correction).
 With temperature 0 (greedy) the log-probs are those of the untempered distribution.
+
+Sampling-mask replay (`SamplingParams.replay_support`): the log-probs are instead those of the
+truncated distribution, log p_t - log sum_{v in S_t} p_v, and `Rollout.support[t]` = |S_t|.
+S_t is always a prefix of the tokens sorted by probability, so its size names it: one int a
+token, where the kept ids would take up to |S_t| (thousands at top_p 0.95 on a flat
+distribution). The trainer rebuilds S_t as its own top |S_t| (`rlvr.train.logprobs`), which is
+the engine's set whenever the two rank the tokens alike; it is not built for `banned` tokens
+(the config refuses replay with min_new_tokens > 0).
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
@@ -48,12 +57,30 @@ def left_pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Te
     return ids, mask
 
 
+class Draw(NamedTuple):
+    """One decode step's draw, each (B,): the token, its log-prob under the tempered full
+    distribution, its log-prob under the truncated distribution it was drawn from (the same
+    without top-k / top-p) and the size of that kept set (the vocabulary without them)."""
+
+    token: torch.Tensor
+    logp: torch.Tensor
+    kept_logp: torch.Tensor
+    kept: torch.Tensor
+
+
 def sample_next(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator,
                 banned: int | Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """logits (B, V) → (token (B,), its log-prob (B,) under the tempered full distribution).
 
     `banned` (token ids, e.g. the stop tokens before min_new_tokens) is never drawn, but the
     reported log-prob stays that of the full distribution, which is what the trainer recomputes."""
+    d = draw(logits, params, gen, banned)
+    return d.token, d.logp
+
+
+def draw(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator,
+         banned: int | Sequence[int] | None = None) -> Draw:
+    """`sample_next`, with the kept set's log-prob and size (for sampling-mask replay)."""
     logits = logits.float()
     if banned is not None:
         banned = torch.tensor([banned] if isinstance(banned, int) else list(banned), device=logits.device)
@@ -61,19 +88,42 @@ def sample_next(logits: torch.Tensor, params: SamplingParams, gen: torch.Generat
         logp = torch.log_softmax(logits, dim=-1)
         pick = logp if banned is None else logp.index_fill(1, banned, float("-inf"))
         token = pick.argmax(dim=-1)
-        return token, logp.gather(1, token[:, None]).squeeze(1)
+        ones = torch.ones_like(token)  # the set of a greedy step is the argmax alone
+        return Draw(token, logp.gather(1, token[:, None]).squeeze(1), torch.zeros_like(logits[:, 0]), ones)
     logp = torch.log_softmax(tempered(logits, params.temperature), dim=-1)
     probs = logp.exp()
     if banned is not None:
         probs = probs.index_fill(1, banned, 0.0)
-    if params.top_p < 1.0:
+    kept = None
+    if params.top_p < 1.0 or params.top_k > 0:
         sorted_p, order = probs.sort(dim=-1, descending=True)
-        # Keep the smallest prefix whose mass reaches top_p (always at least one token).
-        drop = (sorted_p.cumsum(dim=-1) - sorted_p) >= params.top_p
+        drop = dropped_tail(sorted_p, params)
         sorted_p = sorted_p.masked_fill(drop, 0.0)
         probs = torch.zeros_like(probs).scatter_(1, order, sorted_p)
+        kept = (~drop).sum(dim=-1)
     token = torch.multinomial(probs, 1, generator=gen).squeeze(1)
-    return token, logp.gather(1, token[:, None]).squeeze(1)
+    token_logp = logp.gather(1, token[:, None]).squeeze(1)
+    if kept is None:
+        return Draw(token, token_logp, token_logp, torch.full_like(token, logits.shape[-1]))
+    # the trainer renormalises the same way (rlvr.train.logprobs.kept_log_mass)
+    log_mass = torch.logsumexp(logp.masked_fill(probs == 0, float("-inf")), dim=-1)
+    return Draw(token, token_logp, token_logp - log_mass, kept)
+
+
+def dropped_tail(sorted_p: torch.Tensor, params: SamplingParams) -> torch.Tensor:
+    """(B, V) bool over the descending-sorted probabilities: True past the top_k first, and
+    past the smallest prefix whose mass reaches top_p of what top_k kept (always at least one
+    token): top-k, then top-p (the order of HF's warpers and of vLLM). A prefix, so its
+    length k_t names the kept set."""
+    drop = torch.zeros_like(sorted_p, dtype=torch.bool)
+    target: float | torch.Tensor = params.top_p
+    if params.top_k > 0:
+        drop[:, params.top_k:] = True
+        sorted_p = sorted_p.masked_fill(drop, 0.0)
+        target = params.top_p * sorted_p.sum(dim=-1, keepdim=True)
+    if params.top_p < 1.0:
+        drop |= (sorted_p.cumsum(dim=-1) - sorted_p) >= target
+    return drop
 
 
 def tempered(logits: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -169,8 +219,12 @@ class HFEngine(Engine):
         tracker = _Tracker(len(rows), self.stop_ids, params, self.tokenizer)
         for t in range(params.max_new_tokens):
             banned = self.stop_ids if t < params.min_new_tokens else None
-            token, logp = sample_next(logits, params, self._generator, banned)
-            tracker.record(token.cpu(), logp.cpu(), self._version)
+            d = draw(logits, params, self._generator, banned)
+            if params.replay_support:
+                tracker.record(d.token.cpu(), d.kept_logp.cpu(), self._version, d.kept.cpu())
+            else:
+                tracker.record(d.token.cpu(), d.logp.cpu(), self._version)
+            token = d.token
             heartbeat.beat()  # a decode step is progress for the watchdog (rlvr.orchestrate.watchdog)
             if tracker.all_done() or t == params.max_new_tokens - 1:
                 break
@@ -214,13 +268,18 @@ class _Tracker:
         self.tokens: list[list[int]] = [[] for _ in range(n_rows)]
         self.logps: list[list[float]] = [[] for _ in range(n_rows)]
         self.versions: list[list[int]] = [[] for _ in range(n_rows)]
+        self.kept: list[list[int]] = [[] for _ in range(n_rows)]  # sampling-mask replay only
         self.reasons = ["length"] * n_rows
         self.active = torch.ones(n_rows, dtype=torch.bool)
         self.stop_ids, self.params, self.tokenizer = frozenset(stop_ids), params, tokenizer
 
-    def record(self, token: torch.Tensor, logp: torch.Tensor, version: int) -> None:
+    def record(self, token: torch.Tensor, logp: torch.Tensor, version: int,
+               kept: torch.Tensor | None = None) -> None:
         tok_list, logp_list = token.tolist(), logp.tolist()
+        kept_list = None if kept is None else kept.tolist()
         for i in torch.nonzero(self.active).flatten().tolist():
+            if kept_list is not None:
+                self.kept[i].append(kept_list[i])
             self.tokens[i].append(tok_list[i])
             self.logps[i].append(logp_list[i])
             self.versions[i].append(version)
@@ -251,7 +310,7 @@ class _Tracker:
             Rollout(prompt_ids=tuple(rows[i]), completion_ids=tuple(self.tokens[i]),
                     logprobs=tuple(self.logps[i]), text=self.text_of(i),
                     finish_reason=self.reasons[i], policy_version=self.versions[i][0],
-                    token_versions=self._mixed_versions(i))
+                    token_versions=self._mixed_versions(i), support=tuple(self.kept[i]))
             for i in range(len(rows))
         ]
 

@@ -72,7 +72,7 @@ def draw_seeds(generator: torch.Generator, n_prompts: int, n: int) -> list[int]:
 
 def vllm_sampling_kwargs(params: SamplingParams, n: int, seed: int) -> dict[str, Any]:
     """Keyword arguments of `vllm.SamplingParams` for rlvr's `params`."""
-    return {
+    kwargs = {
         "n": n,
         "temperature": params.temperature,
         "top_p": params.top_p,
@@ -84,6 +84,9 @@ def vllm_sampling_kwargs(params: SamplingParams, n: int, seed: int) -> dict[str,
         # vLLM checks stop strings on its own detokenised text; without any, skip that work.
         "detokenize": bool(params.stop),
     }
+    if params.top_k > 0:  # unset otherwise: vLLM's "off" is -1 or 0 depending on its version
+        kwargs["top_k"] = params.top_k
+    return kwargs
 
 
 def completion_text(tokenizer, ids: Sequence[int], stop: Sequence[str]) -> str:

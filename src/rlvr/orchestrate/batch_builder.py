@@ -1,7 +1,9 @@
 """Scored groups → the training batch, as a chain of small steps (`rlvr.orchestrate.batch_steps`).
 
 The order (each step optional, set by the recipe through `BatchSpec`):
-  1. collate             left-padded prompts, right-padded completions, group ids
+  1. collate             left-padded prompts, right-padded completions, group ids (and the
+                         kept-set sizes of sampling-mask replay, which the policy's log-probs
+                         in the mismatch step and the trainer then renormalise over)
   2. overlong shaping    r_i += overlong_penalty(|y_i|)               (DAPO eq. 13)
   3. mismatch            pi_old recomputed by the trainer, truncated or masked IS weights vs the engine
   4. reference log-probs when there is a reference model (the recipe has a KL term)
@@ -41,6 +43,7 @@ class BatchSpec:
     temperature: float = 1.0  # sampling.temperature: of the trainer's and the reference's log-probs
     mask_truncated: bool = False  # sampling.mask_truncated
     positive_lm_coef: float = 0.0  # algo.positive_lm_coef: only whether it is 0 matters here
+    sampling_mask: str = "none"  # algo.sampling_mask: "replay" needs the rollouts' kept sets
     mismatch: MismatchSpec = field(default_factory=MismatchSpec)
     kl: KLSpec = field(default_factory=KLSpec)
     advantage: AdvantageSpec = field(default_factory=AdvantageSpec)
@@ -51,6 +54,7 @@ class BatchSpec:
         s, a = config.sampling, config.algo
         return cls(max_new_tokens=s.max_new_tokens, overlong_cache=s.overlong_cache, temperature=s.temperature,
                    mask_truncated=s.mask_truncated, positive_lm_coef=a.positive_lm_coef,
+                   sampling_mask=a.sampling_mask,
                    mismatch=MismatchSpec(a.mismatch, cap=a.mismatch_cap, low=a.mismatch_low),
                    kl=KLSpec(a.kl, coef=a.kl_coef, placement=a.kl_placement, clamp=a.kl_clamp),
                    advantage=AdvantageSpec(a.advantage, baseline=a.baseline, scale=a.scale, eps=a.adv_eps,
@@ -84,8 +88,10 @@ class BuiltBatch:
 def build_batch(groups: list[list[Scored]], spec: BatchSpec, models: BatchModels) -> BuiltBatch:
     """The chain of the module docstring on the batch's groups (every member a row, in order)."""
     batch, outcomes = steps.collate_groups(groups, models.pad_id)
+    more = steps.kept_set_metrics(batch, spec.sampling_mask)
     rewards, metrics = steps.shaped_rewards(outcomes.rewards, outcomes.lengths, max_new_tokens=spec.max_new_tokens,
                                             overlong_cache=spec.overlong_cache)
+    metrics.update(more)
     if spec.mismatch.kind != "none":
         trainer_logp = steps.completion_logprobs(models.policy, batch, spec.temperature)
         weight, more = steps.mismatch_weights(trainer_logp, batch.old_logp, batch.completion_mask, spec.mismatch)
@@ -93,7 +99,9 @@ def build_batch(groups: list[list[Scored]], spec: BatchSpec, models: BatchModels
     mask = batch.completion_mask
     ref, penalty = None, None
     if models.reference is not None:
-        ref = steps.completion_logprobs(models.reference, batch, spec.temperature)
+        # the reference (or teacher) over its full vocabulary: the KL is then that of the
+        # truncated policy, which sampled, to the reference
+        ref = steps.completion_logprobs(models.reference, dataclasses.replace(batch, support=None), spec.temperature)
         penalty, more = steps.kl_in_reward(batch.old_logp, ref, mask, spec.kl)
         metrics.update(more)
     values = None if models.critic is None else steps.critic_values(models.critic, batch)

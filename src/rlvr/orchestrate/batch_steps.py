@@ -69,6 +69,21 @@ def collate_groups(groups: list[list[Scored]], pad_id: int) -> tuple[Batch, Outc
     return batch, outcomes
 
 
+def kept_set_metrics(batch: Batch, sampling_mask: str) -> dict[str, float]:
+    """The mean kept-set size of the sampled tokens under sampling-mask replay, else nothing.
+    Replay without kept sets (rollouts whose engine or environment did not record them) is
+    refused: the engine's log-probs would be of the truncated distribution and the trainer's
+    of the full one."""
+    _check("algo.sampling_mask", sampling_mask, set(names.SAMPLING_MASK.names))
+    if sampling_mask == "none":
+        return {}
+    if batch.support is None:
+        raise ValueError("algo.sampling_mask = 'replay', but no rollout of the batch recorded its kept sets "
+                         "(Rollout.support): only the hf engine's single-turn rollouts do")
+    sampled = (batch.support > 0) & (batch.completion_mask > 0)
+    return {"sampling/kept_set_mean": float(batch.support[sampled].float().mean()) if sampled.any() else 0.0}
+
+
 # --- shaped rewards -------------------------------------------------------------------------
 
 def shaped_rewards(rewards: Tensor, lengths: Tensor, *, max_new_tokens: int,

@@ -141,7 +141,8 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn
                          max(config.sampling.max_new_tokens, config.eval.max_new_tokens))
     s = config.sampling
     sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
-                              top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens)
+                              top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens,
+                              top_k=s.top_k, replay_support=config.algo.sampling_mask == "replay")
     ref_model = load_reference(config, objective, model, model_path, device, base, tokenizer)
     engine = plan.engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train

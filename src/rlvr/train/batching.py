@@ -14,7 +14,8 @@ def collate(rollouts: list[Rollout], adv: torch.Tensor, group_ids: torch.Tensor,
     Every sampled token enters the loss, the EOS included: when EOS doubles as padding the
     mask (not the token id) tells the first EOS, which was sampled, from the padding after it.
     A multi-turn episode's completion also holds the environment's tokens: its `loss_mask`
-    keeps them out of the loss (rlvr.envs.trajectory).
+    keeps them out of the loss (rlvr.envs.trajectory). `support` (sampling-mask replay) is
+    filled when some rollout recorded one, 0 elsewhere (the full vocabulary).
     """
     p = max(len(r.prompt_ids) for r in rollouts)
     t = max(len(r.completion_ids) for r in rollouts)
@@ -31,4 +32,19 @@ def collate(rollouts: list[Rollout], adv: torch.Tensor, group_ids: torch.Tensor,
         mask[i, :lc] = torch.tensor(r.loss_mask, dtype=torch.float) if r.loss_mask else 1.0
         old_logp[i, :lc] = torch.tensor(r.logprobs)
     return Batch(input_ids=input_ids, attention_mask=attention, completion_mask=mask,
-                 old_logp=old_logp, adv=adv.float()[:, None] * mask, group_ids=group_ids)
+                 old_logp=old_logp, adv=adv.float()[:, None] * mask, group_ids=group_ids,
+                 support=collate_support(rollouts, t))
+
+
+def collate_support(rollouts: list[Rollout], t: int) -> torch.Tensor | None:
+    """(B, T) long kept-set sizes of the rollouts that recorded them (0 elsewhere), or None
+    when none did."""
+    if not any(r.support for r in rollouts):
+        return None
+    support = torch.zeros((len(rollouts), t), dtype=torch.long)
+    for i, r in enumerate(rollouts):
+        if r.support and len(r.support) != len(r.completion_ids):
+            raise ValueError(f"rollout {i}: {len(r.support)} kept-set sizes (Rollout.support) for "
+                             f"{len(r.completion_ids)} completion tokens")
+        support[i, :len(r.support)] = torch.tensor(r.support, dtype=torch.long)
+    return support

@@ -85,7 +85,7 @@ def completion_logprobs(model: PreTrainedModel, batch: Batch, temperature: float
     if split is not None:
         _say_once(split)
     return _head_stats(None, completion_logits(model, batch), batch.input_ids[:, batch.prompt_len:],
-                       temperature, want)
+                       temperature, want, batch.support)
 
 
 def completion_hidden(body: torch.nn.Module, batch: Batch) -> torch.Tensor:
@@ -112,28 +112,57 @@ def chunked_logprobs(split: SplitModel, batch: Batch, temperature: float, chunk:
     n_chunks = -(-targets.numel() // chunk)
     rows_h = hidden.reshape(-1, hidden.shape[-1]).tensor_split(n_chunks)
     rows_t = targets.reshape(-1).tensor_split(n_chunks)
+    rows_k = ([None] * n_chunks if batch.support is None
+              else batch.support.reshape(-1).tensor_split(n_chunks))
     remat = torch.is_grad_enabled() and len(rows_h) > 1
-    pieces = [checkpoint(_head_stats, split.head, h, t, temperature, entropy, use_reentrant=False)
-              if remat else _head_stats(split.head, h, t, temperature, entropy)
-              for h, t in zip(rows_h, rows_t)]
+    pieces = [checkpoint(_head_stats, split.head, h, t, temperature, entropy, k, use_reentrant=False)
+              if remat else _head_stats(split.head, h, t, temperature, entropy, k)
+              for h, t, k in zip(rows_h, rows_t, rows_k)]
     logp = torch.cat([lp for lp, _ in pieces]).view_as(targets)
     return logp, None if entropy is None else torch.cat([e for _, e in pieces]).view_as(targets)
 
 
 def _head_stats(head: torch.nn.Module | None, x: torch.Tensor, targets: torch.Tensor, temperature: float,
-                entropy: str | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+                entropy: str | None, support: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-prob and entropy (`entropy`: None, "value" or "grad") at every row of x, the
     logits (..., V) themselves when `head` is None, else hidden states (..., H) for it. Both
     paths compute through here, so that they agree; the values are those of `token_logprobs`
-    and `token_entropy`."""
+    and `token_entropy`. With `support` (...) (sampling-mask replay) the log-prob is that of
+    the distribution truncated to each row's kept set (`kept_log_mass`); the entropy stays
+    the full distribution's."""
     logp_all = scaled_log_softmax(x if head is None else head(x), temperature)  # (..., V)
     # log-probs first: a checkpointed chunk's recomputation stops once it has rebuilt the
     # tensors the backward needs, which skips a gradient-free entropy after them
     logp = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    if support is not None:
+        logp = logp - kept_log_mass(logp_all, targets, support)
     if entropy is None:
         return logp, None
     with torch.set_grad_enabled(entropy == "grad" and torch.is_grad_enabled()):
         return logp, entropy_of(logp_all)  # from the same log-softmax: one (..., V) tensor fewer
+
+
+def kept_log_mass(logp_all: torch.Tensor, targets: torch.Tensor, support: torch.Tensor) -> torch.Tensor:
+    """log sum_{v in S} p_v over each row's kept set S: the k most probable tokens, k =
+    `support` (0: the full vocabulary, whose mass is taken as exactly 1). (..., V), (...),
+    (...) → (...), differentiable in `logp_all`.
+
+    The engine drew each target from S (`rlvr.engines.hf.draw`), so S holds it; when this
+    model ranks it below k (a near-tie at the edge, the two models' numerics differing), the
+    k - 1 first and the target are taken, the closest set that holds it. The mass is summed
+    from the k largest values (`topk`, not a full sort: 2.7x the head's cost with an argsort
+    at V = 152k on CPU), so ties at the edge do not change it."""
+    k = torch.where(support > 0, support, 1).clamp(max=logp_all.shape[-1])  # 1: padding, result unused
+    target_logp = logp_all.gather(-1, targets.unsqueeze(-1))  # (..., 1)
+    with torch.no_grad():
+        outside = (logp_all > target_logp).sum(dim=-1) >= k  # this model ranks the target below k
+        first = (k - outside.long()).unsqueeze(-1)  # how many of the largest to take besides
+        width = max(int(first.max()), 1)
+        take = torch.arange(width, device=logp_all.device) < first
+    top = logp_all.topk(width, dim=-1).values.masked_fill(~take, float("-inf"))  # (..., width)
+    extra = target_logp.masked_fill(~outside.unsqueeze(-1), float("-inf"))
+    log_mass = torch.logsumexp(torch.cat([top, extra], dim=-1), dim=-1)
+    return torch.where(support > 0, log_mass, torch.zeros_like(log_mass))
 
 
 _said: set[str] = set()
