@@ -85,6 +85,9 @@ CASES = {
     "fsdp_lora": (["train.fsdp=true", "model.lora_rank=8"], "model.lora_rank > 0 with train.fsdp"),
     # [task], [eval]
     "jsonl_without_train_path": (['task.kind="jsonl"'], "task.kind = 'jsonl' needs task.train_path"),
+    "datasets_without_train_path": (['task.kind="datasets"'], "task.kind = 'datasets' needs task.train_path"),
+    "datasets_two_test_splits": (['task.kind="datasets"', 'task.train_path="t.parquet"', 'task.test_path="e.parquet"',
+                                  "task.test_fraction=0.1"], "task.test_path and task.test_fraction both give"),
     "paths_for_arithmetic": (['task.test_path="t.jsonl"'], "task.test_path is an option of task.kind = 'jsonl'"),
     "low_above_high": (["task.low=50", "task.high=20"], "task.low (50) is above task.high (20)"),
     "train_on_humaneval": (['task.kind="humaneval"', 'reward.verifier="code"'], "task.kind = 'humaneval' has no training split"),
