@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ("src", "tests", "recipes", "models", "pyproject.toml")
 RULE_GLOB = "src/rlvr/config/coherence*.py"
-RULE_TESTS = ("tests/config",)
+RULE_TESTS = ("tests/config", "tests/train/test_schedule.py")  # the LR-schedule rules are tested beside the schedule
 
 
 @dataclass(frozen=True)
