@@ -141,6 +141,10 @@ def plan(spec: dict, rounds: int, with_async: bool) -> list[dict]:
     return runs
 
 
+class RunFailed(Exception):
+    pass
+
+
 def run_one(spec: dict, root: Path) -> dict:
     tag = f"{spec['name']}-{spec['side']}-{spec['mode']}-{len(list(root.glob('*.out.json')))}"
     spec_path, out_path = root / f"{tag}.spec.json", root / f"{tag}.out.json"
@@ -151,7 +155,7 @@ def run_one(spec: dict, root: Path) -> dict:
                           env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-        raise SystemExit(f"vs_trl: the {spec['side']} ({spec['mode']}) run of {spec['name']} failed:\n{tail}")
+        raise RunFailed(f"vs_trl: the {spec['side']} ({spec['mode']}) run of {spec['name']} failed:\n{tail}")
     result = json.loads(out_path.read_text())
     lb, la = result["load_before"], result["load_after"]
     print(f"  {spec['name']:5s} {spec['side']:4s} {spec['mode']:5s} {result['s_per_step']:7.3f} s/step  "
@@ -179,15 +183,17 @@ def summarize(name: str, spec: dict, results: list[dict]) -> dict:
 
 def _side(rs: list[dict]) -> dict:
     med = lambda k: statistics.median(r[k] for r in rs)  # noqa: E731
-    return {k: med(k) for k in ("s_per_step", "generation_s", "scoring_s", "training_s", "peak_rss_mib",
-                                "rss_after_import_mib")}
+    out = {k: med(k) for k in ("s_per_step", "generation_s", "scoring_s", "training_s", "peak_rss_mib",
+                               "rss_after_import_mib")}
+    out["completion_tokens"] = statistics.median(t for r in rs for t in r["completion_tokens"])
+    return out
 
 
 def print_table(summaries: list[dict], specs_by_name: dict) -> None:
     print("\n| workload | settings | rlvr / TRL s/step (per round) | rlvr s/step | TRL s/step | "
-          "rlvr gen / score / train s | TRL gen / score / train s | peak RSS rlvr / TRL MiB (ratio) | "
+          "rlvr gen / score / train s | TRL gen / score / train s | completion tokens/step rlvr / TRL | peak RSS rlvr / TRL MiB (ratio) | "
           "async / sync | load 1-min, before -> after each run |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for s in summaries:
         sp, r, t = specs_by_name[s["workload"]], s["rlvr"], s["trl"]
         loads = ", ".join(f"{side}{'-async' if mode == 'async' else ''} {a:.1f}->{b:.1f}"
@@ -196,7 +202,8 @@ def print_table(summaries: list[dict], specs_by_name: dict) -> None:
         asy = ", ".join(f"{x:.2f}" for x in s.get("async_over_sync", [])) or "-"
         print(f"| {s['workload']} | {describe(sp)} | **{s['s_per_step_ratio_median']:.2f}** "
               f"({', '.join(f'{x:.2f}' for x in s['s_per_step_ratio'])}) | {r['s_per_step']:.3f} | "
-              f"{t['s_per_step']:.3f} | {split(r)} | {split(t)} | {r['peak_rss_mib']:.0f} / {t['peak_rss_mib']:.0f} "
+              f"{t['s_per_step']:.3f} | {split(r)} | {split(t)} | "
+              f"{r['completion_tokens']:.0f} / {t['completion_tokens']:.0f} | {r['peak_rss_mib']:.0f} / {t['peak_rss_mib']:.0f} "
               f"({s['rss_ratio']:.2f}) | {asy} | {loads} |")
 
 
@@ -239,21 +246,28 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="vs_trl-") as tmp:
         root = Path(tmp)
         all_specs = {n: specs(n, root, args.steps) for n in args.names}
-        summaries, records = [], []
+        summaries, records, failed = [], [], []
         for name, spec in all_specs.items():
             runs = plan(spec, args.rounds, not args.no_async)
             print(f"\n{name}: {describe(spec)}; runs in order: "
                   + ", ".join(f"{r['side']}{'-async' if r['mode'] == 'async' else ''}" for r in runs), flush=True)
             if args.dry_run:
                 continue
-            results = [run_one(r, root) for r in runs]
+            try:
+                results = [run_one(r, root) for r in runs]
+            except RunFailed as e:  # report it, go on with the other workloads
+                print(e, file=sys.stderr)
+                failed.append(name)
+                continue
             records += [{"workload": name, **r} for r in results]
             summaries.append(summarize(name, spec, results))
+            if args.out:  # after every workload, so that a long run keeps what it measured
+                args.out.write_text(json.dumps({"summaries": summaries, "runs": records,
+                                                "differences": DIFFERENCES}, indent=1) + "\n")
         if summaries:
             print_table(summaries, all_specs)
-    if args.out and not args.dry_run:
-        args.out.write_text(json.dumps({"summaries": summaries, "runs": records,
-                                        "differences": DIFFERENCES}, indent=1) + "\n")
+    if failed:
+        raise SystemExit(f"vs_trl: failed workload(s): {', '.join(failed)}")
 
 
 if __name__ == "__main__":

@@ -95,21 +95,15 @@ def run_rlvr(spec: dict) -> dict:
     train_s = [r["time/train_forward_s"] + r["time/backward_s"] + r["time/optimizer_s"] for r in later]
     return {"step_s": cycles, "generation_s": med("time/generate_s"), "scoring_s": med("time/score_s"),
             "training_s": statistics.median(train_s),
-            "completion_tokens": [_completion_tokens(r) for r in rows]}
-
-
-def _completion_tokens(row: dict) -> float | None:
-    for key in ("rollout/completion_tokens", "batch/completion_tokens", "train/tokens"):
-        if key in row:
-            return row[key]
-    return None
+            "completion_tokens": [r["response/length_mean"] * spec["group"] * spec["prompts_per_step"]
+                                  for r in rows]}
 
 
 def run_trl(spec: dict) -> dict:
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     score = _trl_reward(spec)
 
@@ -133,16 +127,7 @@ def run_trl(spec: dict) -> dict:
             marks.append(time.perf_counter())
 
     with tempfile.TemporaryDirectory() as tmp:
-        args = GRPOConfig(
-            output_dir=tmp, per_device_train_batch_size=per_step * spec["group"], gradient_accumulation_steps=1,
-            num_generations=spec["group"], max_completion_length=spec["new_tokens"],
-            generation_kwargs={"min_new_tokens": spec["min_new_tokens"]} if spec["min_new_tokens"] else None,
-            temperature=1.0, top_p=1.0, top_k=0, beta=0.0, epsilon=0.2, scale_rewards="group",
-            loss_type="dapo" if spec["aggregation"] == "token_mean" else "grpo",
-            learning_rate=spec["lr"], lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0,
-            adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, max_grad_norm=1.0,
-            max_steps=spec["steps"], logging_steps=1, report_to="none", save_strategy="no", use_cpu=True,
-            shuffle_dataset=False, seed=0, dataloader_num_workers=0, disable_dropout=True, bf16=False)
+        args = trl_args(spec, tmp)
         trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=data,
                               processing_class=tok, callbacks=[Clock()])
         for method, key in (("_generate", "generation"), ("_calculate_rewards", "scoring"),
@@ -157,6 +142,22 @@ def run_trl(spec: dict) -> dict:
             "training_s": statistics.median(cycles) - prepare,
             "completion_tokens": [h.get("completions/mean_length", 0) * per_step * spec["group"]
                                   for h in history if "loss" in h]}
+
+
+def trl_args(spec: dict, out_dir: str):
+    """TRL's GRPOConfig for the spec: the same batch, sampling, loss, optimiser and schedule."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=out_dir, per_device_train_batch_size=spec["prompts_per_step"] * spec["group"],
+        gradient_accumulation_steps=1, num_generations=spec["group"], max_completion_length=spec["new_tokens"],
+        generation_kwargs={"min_new_tokens": spec["min_new_tokens"]} if spec["min_new_tokens"] else None,
+        temperature=1.0, top_p=1.0, top_k=0, beta=0.0, epsilon=0.2, scale_rewards="group",
+        loss_type="dapo" if spec["aggregation"] == "token_mean" else "grpo",
+        learning_rate=spec["lr"], lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0,
+        adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, max_grad_norm=1.0,
+        max_steps=spec["steps"], logging_steps=1, report_to="none", save_strategy="no", use_cpu=True,
+        shuffle_dataset=False, seed=0, dataloader_num_workers=0, disable_dropout=True, bf16=False)
 
 
 def spec_order(rows: list[dict], per_step: int, need: int) -> list[dict]:
