@@ -26,6 +26,7 @@ ABOVE_ORCHESTRATE = {"cli", "serve"}
 ALLOWED: dict[str, set[str]] = {
     "types": set(),
     "errors": set(),
+    "function_spec": {"errors"},  # "package.module:function" -> the function, torch-free
     "registry": {"types", "errors"},
     "names": {"types", "errors", "registry"},  # the one table of names per axis
     "heartbeat": {"errors"},  # the watchdog's beat: engines and loops call it

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 from pathlib import Path
 
 from rlvr.errors import ConfigError, RewardError
+from rlvr.function_spec import import_function
 
 HELP = "benchmark a judge on labelled judgements: accuracy, calibration, position bias, best-of-N"
 JUDGE_HELP = ("scores (the file's judge_p_* columns, the default), function:package.module:function "
@@ -37,19 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def import_judge(spec: str):
-    """"package.module:function" → the function. Not orchestrate.scoring.import_function: that
-    module imports torch, which a function judge never needs (the command answers in seconds)."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(f"--judge function:{spec}: expected function:package.module:function")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ConfigError(f"--judge function:{spec}: cannot import {module_name!r} ({e})") from None
-    fn = getattr(module, attr, None)
-    if not callable(fn):
-        raise ConfigError(f"--judge function:{spec}: {module_name} has no function {attr!r}")
-    return fn
+    """The function of `--judge function:SPEC` (rlvr.function_spec: no torch import)."""
+    return import_function(spec, f"--judge function:{spec}", "function:package.module:function")
 
 
 def function_judge(spec: str):

@@ -18,13 +18,12 @@ sampling's refill) and becomes a plain float in the metrics line.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from rlvr import heartbeat
+from rlvr import function_spec, heartbeat
 from rlvr.config.schema import RewardSection
 from rlvr.errors import ConfigError, RewardError
 from rlvr.rewards import CompositeVerdict, Verdict
@@ -56,18 +55,8 @@ def build_reward_fn(section: RewardSection, policy=None) -> RewardFn:
 
 
 def import_function(spec: str) -> RewardFn:
-    """`"package.module:function"` → the function, or a ConfigError that says what is wrong."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(f"reward.function = {spec!r}: expected 'package.module:function'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ConfigError(f"reward.function = {spec!r}: cannot import {module_name!r} ({e})") from None
-    fn = getattr(module, attr, None)
-    if not callable(fn):
-        raise ConfigError(f"reward.function = {spec!r}: {module_name} has no function {attr!r}")
-    return fn
+    """`reward.function`'s function, or a ConfigError that says what is wrong."""
+    return function_spec.import_function(spec, f"reward.function = {spec!r}")
 
 
 def score_one(fn: RewardFn, sample: Sample, rollout: Rollout) -> Verdict:

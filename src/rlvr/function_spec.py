@@ -1,0 +1,25 @@
+"""`"package.module:function"` → the function: how a recipe or a flag names user code (a reward
+function, a judge). Torch-free, so that commands given a plain function never import torch."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from rlvr.errors import ConfigError
+
+
+def import_function(spec: str, where: str, form: str = "'package.module:function'") -> Callable:
+    """The function `spec` names, or a ConfigError starting with `where` (the key or flag that
+    gave it) that says what is wrong; `form` is how that key expects it written."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"{where}: expected {form}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ConfigError(f"{where}: cannot import {module_name!r} ({e})") from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise ConfigError(f"{where}: {module_name} has no function {attr!r}")
+    return fn
