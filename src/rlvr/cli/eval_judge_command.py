@@ -95,7 +95,7 @@ def recipe_judge(args: argparse.Namespace):
 
     kind, _, target = args.judge.partition(":")
     overrides = {"top": args.judge_top, "judge": lambda base: judge_section(args, base)}
-    if args.recipe is not None:
+    if getattr(args, "recipe", None) is not None:  # rlvr eval --cot-judge builds args without it
         if args.judge != "scores":
             raise ConfigError(f"--recipe names the judge under test; drop --judge {args.judge}")
         return reward_judges.recipe_genrm(args.recipe, **overrides)
