@@ -21,6 +21,19 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SHOT = Path(__file__).resolve().parents[2] / "docs" / "run_report.png"
 
 
+# An environment run's row as rlvr.envs.scored.episode_record writes it (two turns, a tool call).
+EPISODE_ROW = {"step": 60, "prompt": "Guess a number in 1..10.", "gold": "7", "completion": "<guess>7</guess>",
+               "reward": 0.5, "flags": ["max_turns"], "cot_flags": [],
+               "episode": {"seed": 3, "tool_calls": 1, "step_rewards": [0.0, 0.5], "stop_reason": "max_turns",
+                           "success": False, "error": None, "prompt_tokens": 9, "tokens": 40,
+                           "turns": [{"action": "<tool>python 3+4</tool>", "observation": "tool says 7 </script>",
+                                      "reward": 0.0, "tool_calls": 1, "policy_tokens": 8, "observation_tokens": 6,
+                                      "finish": "stop"},
+                                     {"action": "<guess>7</guess>", "observation": "", "reward": 0.5,
+                                      "tool_calls": 0, "policy_tokens": 5, "observation_tokens": 0,
+                                      "finish": "length"}]}}
+
+
 def make_run(folder: Path) -> Path:
     folder.mkdir()
     metrics, samples = [], []
@@ -34,6 +47,7 @@ def make_run(folder: Path) -> Path:
                         "reward": float(step % 2), "flags": [], "cot_flags": ["hardcode"] if step in (20, 40) else []})
     samples.append({"step": 60, "prompt": "env", "reward": 1.0, "flags": ["timeout"], "cot_flags": [],
                     "turns": [{"role": "user", "content": "look"}, {"role": "assistant", "content": "go </script>"}]})
+    samples.append(EPISODE_ROW)
     (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in metrics))
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in samples))
     return folder
@@ -56,7 +70,8 @@ def test_the_page_has_every_chart_the_fit_and_the_warnings_and_no_network(tmp_pa
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")
-@pytest.mark.parametrize("hash_,shown", [("", 61), ("#flagged=1", 3), ("#min=1", 31), ("#step=20&flagged=1", 1)])
+@pytest.mark.parametrize("hash_,shown", [("", 62), ("#flagged=1", 4), ("#min=1", 31), ("#step=20&flagged=1", 1),
+                                         ("#stop=max_turns", 1), ("#step=60&max=0.6", 2)])
 def test_in_a_headless_browser_charts_render_and_filters_work(tmp_path, hash_, shown):
     folder = make_run(tmp_path / "run")
     report(folder)
@@ -64,10 +79,15 @@ def test_in_a_headless_browser_charts_render_and_filters_work(tmp_path, hash_, s
              "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
     url = (folder / "report.html").as_uri() + hash_
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
-    assert f"{shown} of 61 samples" in dom  # the script ran and filtered
+    assert f"{shown} of 62 samples" in dom  # the script ran and filtered
     assert len(re.findall(r'<tr class="sample"><td>\d', dom)) == shown and dom.count("<polyline") == 6
+    if hash_ in ("", "#stop=max_turns"):  # the episode, turn by turn, escaped
+        assert '<p class="stop">stop: max_turns, 2 turns, 1 tool calls, no success</p>' in dom
+        assert ('<b>turn 1</b> (reward 0, 1 tool call, finish stop)<pre class="action">&lt;tool&gt;python 3+4'
+                '&lt;/tool&gt;</pre><pre class="observation">tool says 7 &lt;/script&gt;</pre>') in dom
+        assert '<b>turn 2</b> (reward 0.5, finish length)<pre class="action">&lt;guess&gt;7&lt;/guess&gt;</pre></div>' in dom
     if hash_ == "":
-        assert "1 user:" in dom and "go &lt;/script&gt;" in dom  # a trajectory, turn by turn, escaped
+        assert "1 user:" in dom and "go &lt;/script&gt;" in dom  # chat turns, escaped
         subprocess.run([CHROMIUM, *flags, "--window-size=1200,1600", f"--screenshot={tmp_path / 'shot.png'}", url],
                        capture_output=True, timeout=120)
         assert (tmp_path / "shot.png").stat().st_size > 10_000

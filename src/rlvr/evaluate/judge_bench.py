@@ -7,12 +7,17 @@ GenRM judge answers (`rewards/judge/genrm.py`, `GenRMJudge.ask`). A pointwise ro
 `pair_text(A, B)`, asked `PAIR_QUESTION`, once with A = chosen and once with A = rejected, so
 that the judge's preference for a position shows up as a flip between the two orders.
 `Ask = None` reads the scores precomputed in the file instead.
+
+A reward under test (a reward function, a rubric, rules: `reward_judges.py`) is a
+`RewardJudge` instead: it scores (prompt, response, gold) with no question. A pointwise row's
+P(yes) is its score; a pair's responses are scored one by one, s_c and s_r, and
+P(A better) = 0.5 + (s_A - s_B) / 2, the same comparison in either order (no position bias).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -24,6 +29,29 @@ from rlvr.rewards.judge.genrm import DEFAULT_QUESTION
 Ask = Callable[[str, str, str, str], float]
 POINT_QUESTION = DEFAULT_QUESTION
 PAIR_QUESTION = "Is response A better than response B?"
+
+
+@dataclass(frozen=True)
+class RewardJudge:
+    """A reward as the judge under test: score(prompt, response, gold) -> [0, 1]."""
+
+    score: Callable[[str, str, str], float]
+    name: str
+
+    def checked(self, where: str, prompt: str, response: str, gold: str) -> float:
+        return ask_checked(lambda p, r, q, g: self.score(p, r, g), where, prompt, response, "", gold)
+
+    def pair(self, row: "PairRow") -> tuple[float, float]:
+        """(P(A better) with A = chosen, with A = rejected)."""
+        gold = gold_of(row)
+        chosen = self.checked(row.where, row.prompt, row.chosen, gold)
+        rejected = self.checked(row.where, row.prompt, row.rejected, gold)
+        return 0.5 + (chosen - rejected) / 2, 0.5 + (rejected - chosen) / 2
+
+
+def gold_of(row: "PointRow | PairRow") -> str:
+    """What a reward checks a response against: the gold answer, else the reference."""
+    return row.gold if row.gold is not None else row.reference
 
 
 def pair_text(first: str, second: str) -> str:
@@ -60,22 +88,27 @@ def _stored(value: float | None, where: str, field: str) -> float:
     return value
 
 
-def point_scores(rows: tuple[PointRow, ...], ask: Ask | None) -> np.ndarray:
+def point_scores(rows: tuple[PointRow, ...], ask: Ask | RewardJudge | None) -> np.ndarray:
     """P(yes) of each pointwise row (N,)."""
     if ask is None:
         return np.array([_stored(r.p_yes, r.where, "judge_p_yes") for r in rows], dtype=float)
+    if isinstance(ask, RewardJudge):
+        return np.array([ask.checked(r.where, r.prompt, r.response, gold_of(r)) for r in rows], dtype=float)
     return np.array([ask_checked(ask, r.where, r.prompt, r.response, POINT_QUESTION, r.reference)
                      for r in rows], dtype=float)
 
 
-def pair_scores(rows: tuple[PairRow, ...], ask: Ask | None) -> tuple[np.ndarray, np.ndarray]:
+def pair_scores(rows: tuple[PairRow, ...], ask: Ask | RewardJudge | None) -> tuple[np.ndarray, np.ndarray]:
     """(P(A better) with A = chosen, with A = rejected), each (P,)."""
     if ask is None:
         return (np.array([_stored(r.p_chosen_first, r.where, "judge_p_chosen_first") for r in rows], float),
                 np.array([_stored(r.p_rejected_first, r.where, "judge_p_rejected_first") for r in rows], float))
-    both = [(ask_checked(ask, r.where, r.prompt, pair_text(r.chosen, r.rejected), PAIR_QUESTION, r.reference),
-             ask_checked(ask, r.where, r.prompt, pair_text(r.rejected, r.chosen), PAIR_QUESTION, r.reference))
-            for r in rows]
+    if isinstance(ask, RewardJudge):
+        both = [ask.pair(r) for r in rows]
+    else:
+        both = [(ask_checked(ask, r.where, r.prompt, pair_text(r.chosen, r.rejected), PAIR_QUESTION, r.reference),
+                 ask_checked(ask, r.where, r.prompt, pair_text(r.rejected, r.chosen), PAIR_QUESTION, r.reference))
+                for r in rows]
     return np.array([a for a, _ in both], float), np.array([b for _, b in both], float)
 
 
@@ -96,7 +129,7 @@ def verifier_decisions(rows: tuple[PointRow, ...], verifier) -> tuple[np.ndarray
     return idx, decisions
 
 
-def benchmark(data: JudgeSet, ask: Ask | None, *, threshold: float = 0.5, bins: int = 10,
+def benchmark(data: JudgeSet, ask: Ask | RewardJudge | None, *, threshold: float = 0.5, bins: int = 10,
               verifier=None, seed: int = 0) -> tuple[dict, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Every metric that the rows allow → (results, pointwise scores (N,), pair scores)."""
     p = point_scores(data.points, ask)

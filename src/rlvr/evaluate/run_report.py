@@ -4,8 +4,8 @@ Sections: every metric of metrics.jsonl as an inline SVG line chart, grouped by 
 before "/" (the groups of docs/metrics.md: reward, response, policy, eval, monitor, ...);
 the reward-vs-compute fit (scaling/) with its refusal when not identified; the monitors'
 warnings with the steps they fired at; and a browser over samples.jsonl whose filters (reward
-range, flagged only, step) run in a script written into the page. A row with `turns` (an
-environment's trajectory) is shown turn by turn.
+range, flagged only, step, stop reason) run in a script written into the page. An environment
+run's row (its `episode`) is shown turn by turn (run_browser.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from rlvr.errors import RlvrError
 STYLE = ("body{font-family:sans-serif;max-width:72em;margin:2em auto;color:#222}"
          ".charts{display:flex;flex-wrap:wrap;gap:8px}.chart{border:1px solid #ddd;padding:4px}"
          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;font-size:85%;"
-         "vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0;max-width:50em}")
+         "vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0;max-width:50em}"
+         ".turn{margin:2px 0}.action{border-left:3px solid #1f77b4;padding-left:4px}"
+         ".observation{border-left:3px solid #aaa;padding-left:4px;background:#f4f4f4}.stop{margin:0}")
 W, H, PAD = 300, 150, 28
 
 
