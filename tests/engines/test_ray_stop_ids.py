@@ -13,8 +13,8 @@ import pytest
 from rlvr.engines import SamplingParams
 from rlvr.engines import ray_engine
 from rlvr.engines.loading import load_model, load_tokenizer
-from rlvr.engines.ray_engine import RayEngine, driver_stop_ids
-from rlvr.engines.stop_tokens import stop_token_ids
+from rlvr.engines.ray_engine import RayEngine
+from rlvr.engines.stop_tokens import folder_stop_ids as driver_stop_ids, stop_token_ids
 
 TINY = Path(__file__).resolve().parents[2] / "models" / "tiny-arith"
 # A template that closes each turn with <|im_start|> (not the folder's <|im_end|>).

@@ -31,7 +31,7 @@ import torch
 
 from rlvr import heartbeat
 from rlvr.engines.base import Engine, SamplingParams
-from rlvr.engines.stop_tokens import stop_token_ids
+from rlvr.engines.stop_tokens import folder_stop_ids
 from rlvr.errors import RlvrError
 from rlvr.types import Rollout
 
@@ -75,20 +75,6 @@ class RolloutWorker:
         return os.getpid()
 
 
-def driver_stop_ids(tokenizer, model_path: str) -> tuple[int, ...]:
-    """stop_tokens.stop_token_ids of the driver's tokenizer and the folder's generation config
-    (no model is loaded in the driver for this)."""
-    from types import SimpleNamespace
-
-    from transformers import AutoConfig, GenerationConfig
-
-    try:
-        generation = GenerationConfig.from_pretrained(model_path)
-    except OSError:  # no generation_config.json: transformers derives one from config.json on load
-        generation = GenerationConfig.from_model_config(AutoConfig.from_pretrained(model_path))
-    return stop_token_ids(tokenizer, SimpleNamespace(generation_config=generation))
-
-
 class RayEngine(Engine):
     def __init__(self, model_path: str, tokenizer, *, dtype: str = "float32", fp32_head: bool = True,
                  workers: int = 1, address: str = "auto", seed: int = 0, threads_per_worker: int = 1,
@@ -104,7 +90,7 @@ class RayEngine(Engine):
         self._generator = torch.Generator().manual_seed(seed)
         self._actor = ray.remote(num_cpus=0)(RolloutWorker)
         # `stop_ids` None: read here from the driver's tokenizer (its template set) and the folder's generation config.
-        self.stop_ids = tuple(stop_ids) if stop_ids is not None else driver_stop_ids(tokenizer, model_path)
+        self.stop_ids = tuple(stop_ids) if stop_ids is not None else folder_stop_ids(tokenizer, model_path)
         self._spec = (model_path, dtype, threads_per_worker, fp32_head, prepare_model, self.stop_ids)
         self.workers = [self._spawn() for _ in range(workers)]
         self.worker_versions = [0] * workers  # the version each worker holds (0: the folder's)
