@@ -143,7 +143,7 @@ def test_sampling_kwargs():
     params = SamplingParams(max_new_tokens=12, temperature=0.7, top_p=0.9, stop=("\n",), min_new_tokens=2)
     assert vllm_sampling_kwargs(params, 4, 123) == {
         "n": 4, "temperature": 0.7, "top_p": 0.9, "max_tokens": 12, "min_tokens": 2, "stop": ["\n"],
-        "seed": 123, "logprobs": 0, "detokenize": True}
+        "stop_token_ids": [], "seed": 123, "logprobs": 0, "detokenize": True}
     assert vllm_sampling_kwargs(SamplingParams(), 1, 0)["detokenize"] is False  # no stop strings to check
 
 
@@ -260,3 +260,40 @@ def test_config_selects_the_vllm_engine(monkeypatch, tiny_model, tokenizer):
         load_config(None, ["model.engine=vllm", "sampling.top_p=0.5"])
     with pytest.raises(ConfigError, match="engine"):
         load_config(None, ["model.engine=sglang"])
+
+
+# --- Stop ids besides EOS (the generation config's, the template's end of turn) -------------
+
+
+def test_stop_ids_go_to_vllm_without_eos():
+    kwargs = vllm_sampling_kwargs(SamplingParams(), 2, 5, stop_ids=(0, 42, 7), eos_id=0)
+    assert kwargs["stop_token_ids"] == [42, 7]  # vLLM stops on EOS by itself
+
+
+def test_generate_sends_the_engines_stop_ids(bpe_tokenizer):
+    eos, im_end = bpe_tokenizer.eos_token_id, bpe_tokenizer.convert_tokens_to_ids("<|im_end|>")
+    llm = FakeLLM(eos)
+    engine = VLLMEngine(llm, bpe_tokenizer, dict, stop_ids=(eos, im_end))
+    engine.generate(["12+34="], 2, SamplingParams(max_new_tokens=4))
+    assert llm.calls[0][2][0]["stop_token_ids"] == [im_end]
+
+
+def test_build_reads_the_stop_ids_from_the_drivers_tokenizer(monkeypatch, bpe_models, bpe_tokenizer):
+    from rlvr.engines import vllm_engine
+    from rlvr.engines.loading import load_tokenizer
+
+    fake = types.SimpleNamespace(LLM=lambda **kw: FakeLLM(bpe_tokenizer.eos_token_id), SamplingParams=dict)
+    monkeypatch.setattr(vllm_engine, "require_vllm", lambda: fake)
+    tok = load_tokenizer(bpe_models["qwen2"])
+    tok.chat_template = "{% for m in messages %}{{ m['content'] }}<|im_start|>{% endfor %}"  # a model.chat_template file
+    engine = vllm_engine.build_vllm_engine(str(bpe_models["qwen2"]), tok)
+    assert engine.stop_ids == (tok.eos_token_id, bpe_tokenizer.convert_tokens_to_ids("<|im_start|>"))
+
+
+def test_a_completion_ended_by_a_stop_id_keeps_it_in_the_ids(bpe_tokenizer):
+    im_end = bpe_tokenizer.convert_tokens_to_ids("<|im_end|>")
+    ids = bpe_tokenizer("42", add_special_tokens=False)["input_ids"] + [im_end]
+    [r] = convert(bpe_tokenizer, [completion(0, ids, [-0.5] * len(ids), "stop", stop_reason=im_end)])
+    assert r.completion_ids[-1] == im_end and r.text == "42" and r.finish_reason == "stop"
+    with pytest.raises(RlvrError, match=f"stopped on token {im_end} but its token_ids do not end with it"):
+        convert(bpe_tokenizer, [completion(0, ids[:-1], [-0.5] * (len(ids) - 1), "stop", stop_reason=im_end)])

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from rlvr.cli.eval_datasets import add_dataset_arguments, is_datasets_task
 from rlvr.cli.eval_defaults import fill_defaults
 from rlvr.errors import ConfigError, DatasetError
 
@@ -26,7 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("model", nargs="?", help="model folder (omit with --samples)")
     ev.add_argument("--task", default="arithmetic", help="a task kind with its default settings "
                     "('arithmetic': the demo's test split; 'humaneval': 164 problems, scored by the code verifier, "
-                    "also for --samples; 'reasoning_gym') or jsonl:PATH")
+                    "also for --samples; 'reasoning_gym'), jsonl:PATH, datasets:PATH (a parquet/arrow/csv/json(l) "
+                    "file, chat-message prompts allowed) or datasets (the --recipe's [task] test split)")
     ev.add_argument("--limit", type=int, help="evaluate only the first LIMIT prompts")
     ev.add_argument("--n", type=int, default=16, help="samples per prompt (default 16)")
     ev.add_argument("--k", help="comma-separated k values (default: powers of 2 up to n)")
@@ -45,6 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "own; a run's checkpoints/step_N has none, so point this at the base model)")
     ev.add_argument("--samples", type=Path, metavar="FILE.jsonl",
                     help='score already generated {"prompt","response","gold"} rows instead of sampling')
+    add_dataset_arguments(ev)
     add_cot_arguments(ev)
 
 
@@ -88,7 +91,7 @@ def task_section(task: str) -> "TaskSection":
     file_kinds = ("jsonl", "datasets")  # a file's kind: jsonl:PATH (datasets files: not yet in eval)
     if task not in TASKS or task in file_kinds:
         raise ConfigError(f"--task {task!r}: expected one of {', '.join(k for k in TASKS if k not in file_kinds)} "
-                          "or jsonl:PATH")
+                          "or jsonl:PATH (or datasets:PATH, or datasets: the --recipe's test split)")
     return section(kind=task)
 
 
@@ -100,6 +103,17 @@ def load_prompts(task: str, limit: int | None) -> list[Sample]:
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {limit}")
     return samples[:limit]
+
+
+def load_any_prompts(args: argparse.Namespace) -> list[Sample]:
+    """--task's prompts: a datasets file through cli/eval_datasets.py, the others `load_prompts`."""
+    if not is_datasets_task(args.task):
+        return load_prompts(args.task, args.limit)
+    from rlvr.cli.eval_datasets import load_dataset_prompts
+
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    return load_dataset_prompts(args, lambda: tokenizer_folder(args.model, args.tokenizer))[:args.limit]
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
@@ -121,7 +135,8 @@ def sample_model(path: str, samples: list[Sample], args: argparse.Namespace, ver
     by chunk into `progress_<side>.jsonl`; prompts already done there are skipped."""
     from rlvr.evaluate.progress_file import Progress, run_chunks
 
-    keys = ("task", "limit", "n", "temperature", "max_new_tokens", "seed", "tokenizer", "chunk_prompts")
+    keys = ("task", "limit", "n", "temperature", "max_new_tokens", "seed", "tokenizer", "chunk_prompts",
+            "chat_template", "prompt_field", "answer_field", "extra_fields", "reward_function", "recipe")
     settings = {"model": str(path), "prompts": len(samples), **{k: getattr(args, k) for k in keys},
                 "stop": list(args.stop)}
     progress = Progress(args.out, side, settings)
@@ -135,7 +150,9 @@ def sample_model(path: str, samples: list[Sample], args: argparse.Namespace, ver
     def sample(part):
         from rlvr.evaluate.evaluation import sample_groups
 
-        return sample_groups(engine, part, args.n, params, verifier, verifier.extract)
+        # A reward function is called itself (not through TaskScorer) so that it gets the extra columns.
+        score = verifier.verify if isinstance(verifier, TaskScorer) else verifier
+        return sample_groups(engine, part, args.n, params, score, verifier.extract)
 
     def set_rng(state: bytes) -> None:
         import torch
@@ -149,11 +166,13 @@ def sample_model(path: str, samples: list[Sample], args: argparse.Namespace, ver
 def load_engine(path: str, samples: list[Sample], args: argparse.Namespace):
     """Load the model at `path` into an HFEngine seeded by args.seed → (engine, SamplingParams)."""
     from rlvr.engines import HFEngine, SamplingParams
-    from rlvr.engines.loading import load_model, load_tokenizer
+    from rlvr.cli.eval_datasets import engine_tokenizer
+    from rlvr.engines.loading import load_model
     from rlvr.orchestrate.components import check_prompt_lengths
     from rlvr.train.lora import is_adapter_checkpoint, load_merged
 
-    tokenizer = load_tokenizer(tokenizer_folder(path, args.tokenizer))
+    # With the template prompts were rendered with: the engine stops on its end-of-turn token.
+    tokenizer = engine_tokenizer(tokenizer_folder(path, args.tokenizer), args.chat_template)
     # A LoRA run's checkpoint holds adapters only: evaluated merged into the base it names.
     model = load_merged(Path(path), load_model) if is_adapter_checkpoint(Path(path)) else load_model(path)
     check_prompt_lengths(samples, tokenizer, getattr(model.config, "max_position_embeddings", None),
@@ -200,7 +219,7 @@ def collect(args: argparse.Namespace,
     if ks[-1] > args.n:
         raise ConfigError(f"--k {ks[-1]} is larger than --n {args.n}: pass@k needs n >= k samples")
     recipe = fill_defaults(args)
-    prompts = load_prompts(args.task, args.limit)
+    prompts = load_any_prompts(args)
     if args.fresh:
         for side in ("model", "compare"):
             (args.out / f"progress_{side}.jsonl").unlink(missing_ok=True)
@@ -249,13 +268,20 @@ class TaskScorer:
         return self.verify(response=response, gold=gold)
 
 
-def task_scorer(task: str) -> "MathVerifier | TaskScorer":
+def task_scorer(args: argparse.Namespace) -> "MathVerifier | TaskScorer":
     """The verifier --task's kind is scored with (tasks/registry.py): the code verifier
-    (sandboxed, default limits) for humaneval, the math verifier otherwise."""
+    (sandboxed, default limits) for humaneval, the math verifier otherwise; a reward function
+    (--reward-function, or a datasets task's reward.function) replaces it, voting on the math
+    verifier's extracted answers."""
+    from rlvr.cli.eval_datasets import reward_function
     from rlvr.rewards import CodeVerifier, MathVerifier
     from rlvr.tasks.registry import TASKS
 
-    if TASKS[task_section(task).kind].scorer == "code":
+    if (fn := reward_function(args)) is not None:
+        return TaskScorer(fn, extract=MathVerifier().extract)
+    if is_datasets_task(args.task):
+        return MathVerifier()
+    if TASKS[task_section(args.task).kind].scorer == "code":
         return TaskScorer(CodeVerifier(), extract=())
     return MathVerifier()
 
@@ -266,7 +292,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
     check_args(args)
     start = time.perf_counter()
-    verifier = task_scorer(args.task)
+    verifier = task_scorer(args)
     ask = make_cot_ask(args.cot_judge, args) if args.cot_judge else None  # a bad spec fails before sampling
     groups, other, ks, settings = collect(args, verifier)
     cot = cot_input(args, ask, groups, other) if args.cot_judge else None

@@ -40,16 +40,23 @@ def run_config_of(model: str | None) -> Path | None:
     return None
 
 
+def recipe_source(args: argparse.Namespace) -> Path:
+    """The recipe file the defaults come from (see the module docstring)."""
+    return recipe_file(args.recipe) if args.recipe else run_config_of(args.model) or recipe_file(DEFAULT_RECIPE)
+
+
 def fill_defaults(args: argparse.Namespace) -> str:
-    """Set args.max_new_tokens, args.temperature and args.stop from the recipe where not given;
-    returns the recipe file they came from."""
+    """Set args.max_new_tokens, args.temperature, args.stop and args.chat_template from the
+    recipe where not given; returns the recipe file they came from."""
     from rlvr.config import load_config
 
-    source = recipe_file(args.recipe) if args.recipe else run_config_of(args.model) or recipe_file(DEFAULT_RECIPE)
+    source = recipe_source(args)
     config = load_config(source)
     if args.max_new_tokens is None:
         args.max_new_tokens = config.eval.max_new_tokens
     if args.temperature is None:
         args.temperature = config.eval.temperature
     args.stop = tuple(config.sampling.stop)
+    if getattr(args, "chat_template", None) is None:
+        args.chat_template = config.model.chat_template
     return str(source)

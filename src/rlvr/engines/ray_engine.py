@@ -16,6 +16,11 @@ start (process, model load) counts in its first chunk's time: the default 30 min
 Weights go through Ray's object store: `load_weights` puts the state dict once, and every
 worker loads it before its next chunk. (Across GPUs NCCL would be the faster path; not built.)
 With LoRA the state dict is the adapters only, and each worker wraps its model the same way.
+
+The stop ids (EOS, the generation config's EOS ids, the chat template's end-of-turn token) are
+computed once in the driver, from the driver's tokenizer, and handed to every worker: a worker
+loads its tokenizer from the model folder, which does not hold a template that
+`model.chat_template` gave as a file, so its own reading would miss that template's end of turn.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import torch
 
 from rlvr import heartbeat
 from rlvr.engines.base import Engine, SamplingParams
+from rlvr.engines.stop_tokens import folder_stop_ids
 from rlvr.errors import RlvrError
 from rlvr.types import Rollout
 
@@ -41,7 +47,8 @@ def _ray():
 class RolloutWorker:
     """Runs in a Ray actor: loads the model from a local folder and samples on request."""
 
-    def __init__(self, model_path: str, dtype: str, threads: int, fp32_head: bool = True, prepare=None):
+    def __init__(self, model_path: str, dtype: str, threads: int, fp32_head: bool = True, prepare=None,
+                 stop_ids: tuple[int, ...] | None = None):
         from rlvr.engines.hf import HFEngine
         from rlvr.engines.loading import load_model, load_tokenizer
 
@@ -49,7 +56,8 @@ class RolloutWorker:
         model = load_model(model_path, dtype, fp32_head)
         # `prepare` (e.g. LoRA wrapping, rlvr.train.lora.engine_model) makes the worker's model
         # the same shape as the trainer's, so the trainer's (adapter-only) weights fit it.
-        self.engine = HFEngine(prepare(model) if prepare is not None else model, load_tokenizer(model_path))
+        self.engine = HFEngine(prepare(model) if prepare is not None else model, load_tokenizer(model_path),
+                               stop_ids=stop_ids)  # None: the worker reads them from its own folder
 
     def generate(self, rows: list[list[int]], params: SamplingParams, seed: int,
                  weights: dict | None, version: int) -> list[Rollout]:
@@ -57,6 +65,9 @@ class RolloutWorker:
             self.engine.load_weights(weights, version)
         self.engine.generator.manual_seed(seed)
         return self.engine.generate_ids(rows, params)
+
+    def stop_ids(self) -> tuple[int, ...]:
+        return self.engine.stop_ids
 
     def pid(self) -> int:
         import os
@@ -67,7 +78,7 @@ class RolloutWorker:
 class RayEngine(Engine):
     def __init__(self, model_path: str, tokenizer, *, dtype: str = "float32", fp32_head: bool = True,
                  workers: int = 1, address: str = "auto", seed: int = 0, threads_per_worker: int = 1,
-                 prepare_model=None, chunk_timeout_s: float = 0.0):
+                 prepare_model=None, chunk_timeout_s: float = 0.0, stop_ids: tuple[int, ...] | None = None):
         ray = _ray()
         if not ray.is_initialized():
             try:
@@ -78,7 +89,9 @@ class RayEngine(Engine):
         self.ray, self.tokenizer = ray, tokenizer
         self._generator = torch.Generator().manual_seed(seed)
         self._actor = ray.remote(num_cpus=0)(RolloutWorker)
-        self._spec = (model_path, dtype, threads_per_worker, fp32_head, prepare_model)
+        # `stop_ids` None: read here from the driver's tokenizer (its template set) and the folder's generation config.
+        self.stop_ids = tuple(stop_ids) if stop_ids is not None else folder_stop_ids(tokenizer, model_path)
+        self._spec = (model_path, dtype, threads_per_worker, fp32_head, prepare_model, self.stop_ids)
         self.workers = [self._spawn() for _ in range(workers)]
         self.worker_versions = [0] * workers  # the version each worker holds (0: the folder's)
         self.weights_ref, self._version = None, 0

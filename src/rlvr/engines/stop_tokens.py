@@ -46,3 +46,18 @@ def stop_token_ids(tokenizer: PreTrainedTokenizerBase, model: PreTrainedModel | 
     if (turn := end_of_turn_id(tokenizer)) is not None:
         ids.append(turn)
     return tuple(dict.fromkeys(int(i) for i in ids if i is not None))
+
+
+def folder_stop_ids(tokenizer: PreTrainedTokenizerBase, model_path: str) -> tuple[int, ...]:
+    """`stop_token_ids` with the generation config of the model folder, read without loading
+    the weights: for a driver whose engine (Ray workers, vLLM) loads the model elsewhere.
+    `tokenizer` is the driver's, its template set (model.chat_template)."""
+    from types import SimpleNamespace
+
+    from transformers import AutoConfig, GenerationConfig
+
+    try:
+        generation = GenerationConfig.from_pretrained(model_path)
+    except OSError:  # no generation_config.json: transformers derives one from config.json on load
+        generation = GenerationConfig.from_model_config(AutoConfig.from_pretrained(model_path))
+    return stop_token_ids(tokenizer, SimpleNamespace(generation_config=generation))

@@ -31,6 +31,13 @@ vLLM's engine-core process) to the worker through `LLM.collective_rpc`, where
 `load_weights`, which copies them in place (fusing q/k/v and gate/up as vLLM lays them out);
 then the prefix cache, computed with the old weights, is dropped. No restart.
 
+Stopping. vLLM stops on the tokenizer's EOS itself; the other stop ids HFEngine uses (the
+generation config's EOS ids, the chat template's end-of-turn token: rlvr.engines.stop_tokens,
+read once with the driver's tokenizer, whose template `model.chat_template` may have replaced)
+go in every request as `stop_token_ids`. vLLM keeps such a token in `token_ids` (rlvr's
+convention) and reports it as the completion's `stop_reason`; it bans them before `min_tokens`
+as HFEngine does. (Not yet checked on a GPU, like the rest of this module.)
+
 Server mode (an OpenAI-compatible vLLM server at a URL, weights over NCCL): not built.
 """
 
@@ -42,6 +49,7 @@ from typing import Any, Iterable, Sequence
 import torch
 
 from rlvr.engines.base import Engine, SamplingParams
+from rlvr.engines.stop_tokens import folder_stop_ids
 from rlvr.engines.weight_keys import WeightKeyError, check_weight_keys
 from rlvr.errors import ConfigError, RlvrError
 from rlvr.types import Rollout
@@ -70,8 +78,10 @@ def draw_seeds(generator: torch.Generator, n_prompts: int, n: int) -> list[int]:
     return torch.randint(0, SEED_LIMIT - n, (n_prompts,), generator=generator).tolist()
 
 
-def vllm_sampling_kwargs(params: SamplingParams, n: int, seed: int) -> dict[str, Any]:
-    """Keyword arguments of `vllm.SamplingParams` for rlvr's `params`."""
+def vllm_sampling_kwargs(params: SamplingParams, n: int, seed: int, stop_ids: Sequence[int] = (),
+                         eos_id: int | None = None) -> dict[str, Any]:
+    """Keyword arguments of `vllm.SamplingParams` for rlvr's `params`; `stop_ids` (the engine's,
+    see the module docstring) other than `eos_id`, which vLLM stops on by itself."""
     kwargs = {
         "n": n,
         "temperature": params.temperature,
@@ -79,6 +89,7 @@ def vllm_sampling_kwargs(params: SamplingParams, n: int, seed: int) -> dict[str,
         "max_tokens": params.max_new_tokens,
         "min_tokens": params.min_new_tokens,
         "stop": list(params.stop),
+        "stop_token_ids": [int(i) for i in stop_ids if i != eos_id],
         "seed": seed,
         "logprobs": 0,  # the sampled token's log-prob, nothing more
         # vLLM checks stop strings on its own detokenised text; without any, skip that work.
@@ -117,9 +128,12 @@ def rollout_from_completion(completion, prompt_ids: Sequence[int], *, tokenizer,
         logprobs = tuple(float(step[tok].logprob) for step, tok in zip(steps, ids))
     except KeyError as e:
         raise RlvrError(f"vLLM's log-probs lack the sampled token {e}") from None
-    stopped_on_eos = reason == "stop" and getattr(completion, "stop_reason", None) is None
+    stop_reason = getattr(completion, "stop_reason", None)
+    stopped_on_eos = reason == "stop" and stop_reason is None
     if stopped_on_eos and (not ids or ids[-1] != eos_id):
         raise RlvrError(f"vLLM stopped on EOS but its token_ids do not end with EOS ({eos_id}): {ids[-5:]}")
+    if reason == "stop" and isinstance(stop_reason, int) and (not ids or ids[-1] != stop_reason):
+        raise RlvrError(f"vLLM stopped on token {stop_reason} but its token_ids do not end with it: {ids[-5:]}")
     return Rollout(prompt_ids=tuple(prompt_ids), completion_ids=ids, logprobs=logprobs,
                    text=completion_text(tokenizer, ids, stop), finish_reason=reason, policy_version=version)
 
@@ -168,10 +182,11 @@ def build_vllm_engine(model_path: str, tokenizer, *, seed: int = 0, context: int
                    enable_prefix_caching=settings.enable_prefix_caching, max_model_len=settings.max_model_len,
                    enforce_eager=settings.enforce_eager,
                    logprobs_mode="processed_logprobs",
-                   # "vllm": ignore generation_config.json, whose extra EOS ids and default sampling
-                   # settings HFEngine does not use either.
+                   # "vllm": ignore generation_config.json's default sampling settings, which
+                   # HFEngine does not use either; its EOS ids come back in stop_ids.
                    generation_config="vllm", worker_extension_cls=WORKER_EXTENSION)
-    return VLLMEngine(llm, tokenizer, vllm.SamplingParams, seed=seed, context=context, weight_keys=weight_keys)
+    return VLLMEngine(llm, tokenizer, vllm.SamplingParams, seed=seed, context=context, weight_keys=weight_keys,
+                      stop_ids=folder_stop_ids(tokenizer, str(model_path)))
 
 
 class VLLMEngine(Engine):
@@ -184,8 +199,9 @@ class VLLMEngine(Engine):
     (fused q/k/v), so the worker's report of untouched parameters is the second check."""
 
     def __init__(self, llm, tokenizer, sampling_params_cls, *, seed: int = 0, context: int | None = None,
-                 weight_keys: Iterable[str] | None = None):
+                 weight_keys: Iterable[str] | None = None, stop_ids: Sequence[int] = ()):
         self.llm, self.tokenizer, self.sampling_params_cls = llm, tokenizer, sampling_params_cls
+        self.stop_ids = tuple(stop_ids)  # besides EOS: see "Stopping" in the module docstring
         self.context = context
         self.weight_keys = None if weight_keys is None else frozenset(weight_keys)
         self.eos_id = tokenizer.eos_token_id
@@ -216,7 +232,8 @@ class VLLMEngine(Engine):
         self._check_context(encoded, params)
         seeds = draw_seeds(self._generator, len(prompts), n)
         requests = [{"prompt_token_ids": ids} for ids in encoded]
-        per_prompt = [self.sampling_params_cls(**vllm_sampling_kwargs(params, n, s)) for s in seeds]
+        per_prompt = [self.sampling_params_cls(**vllm_sampling_kwargs(params, n, s, self.stop_ids, self.eos_id))
+                      for s in seeds]
         outputs = self.llm.generate(requests, per_prompt, use_tqdm=False)
         kw = {"tokenizer": self.tokenizer, "eos_id": self.eos_id, "stop": params.stop, "version": self._version}
         return [rollouts_from_request(out, ids, n, **kw) for out, ids in zip(outputs, encoded, strict=True)]

@@ -12,7 +12,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rlvr.evaluate.vote import answer_key
-from rlvr.rewards.calling import call_verifier
+from rlvr.errors import RewardError
+from rlvr.rewards.calling import call_reward, score_of
 from rlvr.rewards.math_verifier import extract_answer
 from rlvr.types import Rollout, Sample
 
@@ -60,12 +61,15 @@ class PromptGroup:
 
 
 def grade(response: str, gold: str, verify: Verify, extract: tuple[str, ...],
-          mean_logprob: float | None = None) -> Graded:
-    """Score one response with the verifier and extract its answer for voting."""
-    verdict = call_verifier(verify, response, gold)  # built-in verifiers take keywords only
+          mean_logprob: float | None = None, sample: Sample | None = None) -> Graded:
+    """Score one response with the verifier (or a reward function returning a Verdict or a
+    number) and extract its answer for voting. With `sample`, the function is called as in
+    training: its prompt, and its extra columns by parameter name (rewards/calling.py)."""
+    prompt, extra = (sample.prompt, sample.extra) if sample is not None else ("", None)
+    verdict = call_reward(verify, response, gold, prompt, extra)  # built-in verifiers take keywords only
     found = extract_answer(response, extract)
     answer = found[1] if found is not None else None
-    return Graded(response=response, score=float(verdict.score), answer=answer, key=answer_key(answer),
+    return Graded(response=response, score=float(score_of(verdict)), answer=answer, key=answer_key(answer),
                   mean_logprob=mean_logprob, reason=getattr(verdict, "reason", ""))
 
 
@@ -76,12 +80,21 @@ def mean_logprob(rollout: Rollout) -> float:
 
 def grade_rollouts(samples: Sequence[Sample], rollouts: Sequence[Sequence[Rollout]], verify: Verify,
                    extract: tuple[str, ...]) -> list[PromptGroup]:
-    """Engine output (P lists of n rollouts) → P graded groups."""
-    return [
-        PromptGroup(prompt=s.prompt, gold=s.answer, source=s.source,
-                    members=tuple(grade(r.text, s.answer, verify, extract, mean_logprob(r)) for r in group))
-        for s, group in zip(samples, rollouts)
-    ]
+    """Engine output (P lists of n rollouts) → P graded groups; a scorer that raises is one
+    line naming the sample's source."""
+    return [PromptGroup(prompt=s.prompt, gold=s.answer, source=s.source,
+                        members=tuple(_grade_rollout(r, s, verify, extract) for r in group))
+            for s, group in zip(samples, rollouts)]
+
+
+def _grade_rollout(rollout: Rollout, sample: Sample, verify: Verify, extract: tuple[str, ...]) -> Graded:
+    try:
+        return grade(rollout.text, sample.answer, verify, extract, mean_logprob(rollout), sample)
+    except RewardError:
+        raise
+    except Exception as e:  # user code: any failure is reported with where it happened
+        name = getattr(verify, "__name__", type(verify).__name__)
+        raise RewardError(f"{name} raised {type(e).__name__}: {e} (sample {sample.source})") from None
 
 
 def counts(groups: Sequence[PromptGroup]) -> tuple[np.ndarray, np.ndarray]:
