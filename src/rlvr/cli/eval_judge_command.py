@@ -90,8 +90,8 @@ def genrm_judge(args: argparse.Namespace, backend: str, target: str):
 
 
 def recipe_judge(args: argparse.Namespace):
-    """--recipe, rubric:RECIPE or rules:RECIPE (evaluate/reward_judges.py); None for neither."""
-    from rlvr.evaluate import reward_judges
+    """--recipe, rubric:RECIPE or rules:RECIPE (cli/judge_rewards.py); None for neither."""
+    from rlvr.cli import judge_rewards as reward_judges
 
     kind, _, target = args.judge.partition(":")
     overrides = {"top": args.judge_top, "judge": lambda base: judge_section(args, base)}
@@ -117,7 +117,7 @@ def make_judge(args: argparse.Namespace):
     if kind == "function" and target:
         return function_judge(target)
     if kind == "reward" and target:
-        from rlvr.evaluate.reward_judges import function_reward_judge
+        from rlvr.cli.judge_rewards import function_reward_judge
 
         return function_reward_judge(target)
     if kind == "model" and target:

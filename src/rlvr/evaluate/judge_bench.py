@@ -8,7 +8,7 @@ GenRM judge answers (`rewards/judge/genrm.py`, `GenRMJudge.ask`). A pointwise ro
 that the judge's preference for a position shows up as a flip between the two orders.
 `Ask = None` reads the scores precomputed in the file instead.
 
-A reward under test (a reward function, a rubric, rules: `reward_judges.py`) is a
+A reward under test (a reward function, a rubric, rules: `cli/judge_rewards.py`) is a
 `RewardJudge` instead: it scores (prompt, response, gold) with no question. A pointwise row's
 P(yes) is its score; a pair's responses are scored one by one, s_c and s_r, and
 P(A better) = 0.5 + (s_A - s_B) / 2, the same comparison in either order (no position bias).
