@@ -51,7 +51,9 @@ def test_a_checkpoint_loads_with_transformers_alone_and_gives_the_same_logits(tm
     plain = torch.load(out)
     run_tokenizer = load_tokenizer(bpe_models["qwen2"])
     assert plain["text"] == run_tokenizer.apply_chat_template(MESSAGES, tokenize=False, add_generation_prompt=True)
-    assert plain["text"] == json.loads(folder.samples.read_text().splitlines()[0])["prompt"]  # what the run sampled from
+    row = json.loads(folder.samples.read_text().splitlines()[0])
+    assert plain["text"] == row["prompt"]  # what the run sampled from
+    assert row["source"].startswith(f"{data} row ")  # samples.jsonl names the file and row
     with torch.no_grad():
         ours = load_model(ckpt).eval()(input_ids=plain["ids"]).logits
         base = load_model(bpe_models["qwen2"]).eval()(input_ids=plain["ids"]).logits
