@@ -6,6 +6,7 @@
     rlvr.load_config(path, ["section.key=value", ...])                       the CLI's reader
     rlvr.plan(config)                what the run will do, before anything loads (RunPlan)
     rlvr.export(checkpoint, out_dir)  a checkpoint as a plain Hugging Face model folder
+    rlvr.eval_model(model, task=..., n=..., k=..., out=...)   `rlvr eval` -> EvalOutput (.results)
     rlvr.verifier(name, **options)   a built-in verifier: verifier(response=..., gold=...)
 
 Each name is imported on first use, so that `import rlvr` (and the CLI's config checks, which
@@ -26,6 +27,7 @@ _API = {
     "dump_config": ("rlvr.config.load", "dump_config"),
     "plan": ("rlvr.orchestrate.plan", "plan_run"),
     "export": ("rlvr.orchestrate.export", "export_checkpoint"),
+    "eval_model": ("rlvr.orchestrate.eval_api", "eval_model"),
     "Config": ("rlvr.config.schema", "Config"),
     "RunResult": ("rlvr.orchestrate.run", "RunResult"),
     "Verdict": ("rlvr.rewards", "Verdict"),

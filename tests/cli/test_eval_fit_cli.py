@@ -63,11 +63,11 @@ def test_eval_errors_are_one_line(tmp_path, capsys):
     assert "--k 4 is larger than --n 2" in capsys.readouterr().err
     assert main(["eval"]) == 2
     assert "needs a MODEL_PATH or --samples" in capsys.readouterr().err
-    checkpoint = tmp_path / "step_5"  # a run's checkpoint: weights and config, no tokenizer
+    checkpoint = tmp_path / "step_5"  # an older rlvr's checkpoint: weights and config, no tokenizer
     checkpoint.mkdir()
     (checkpoint / "config.json").write_text("{}")
     assert main(["eval", str(checkpoint), "--n", "1"]) == 2
-    assert "no tokenizer files here (a training checkpoint?); pass --tokenizer" in capsys.readouterr().err
+    assert "no tokenizer files here (a checkpoint of an rlvr older than 2026-12-01?); pass --tokenizer" in capsys.readouterr().err
 
 
 def write_csv(path: Path, compute, reward) -> Path:

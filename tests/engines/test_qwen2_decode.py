@@ -181,6 +181,29 @@ def test_other_architectures_fall_back(tokenizer, monkeypatch):
     assert calls == [] and all(len(r.completion_ids) == 4 for r in out[0])
 
 
+def test_the_fallback_is_logged_once_per_process_and_the_fused_path_not_at_all(tokenizer, gqa_model, monkeypatch,
+                                                                              caplog):
+    import rlvr.engines.hf as hf
+
+    monkeypatch.setattr(hf, "_said", set())  # as in a fresh process
+    llama = LlamaForCausalLM(LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128,
+                                         num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+                                         pad_token_id=0, eos_token_id=0)).eval()
+    params = SamplingParams(max_new_tokens=2)
+    with caplog.at_level("WARNING", logger="rlvr.engines.hf"):
+        HFEngine(gqa_model, tokenizer, seed=0).generate(["1+1="], 2, params)
+        assert caplog.records == []
+        for _ in range(2):  # two engines, two calls each: one line
+            engine = HFEngine(llama, tokenizer, seed=0)
+            engine.generate(["1+1="], 2, params)
+            engine.generate(["2+2="], 2, params)
+    [record] = caplog.records
+    assert "LlamaForCausalLM" in record.getMessage() and "generic path" in record.getMessage()
+    caplog.clear()
+    HFEngine(llama, tokenizer, seed=0, fast_decode=False).generate(["1+1="], 1, params)
+    assert caplog.records == []  # turned off on purpose: nothing to say
+
+
 def test_stepping_past_max_new_tokens_is_a_clear_error(gqa_model):
     ids, mask = left_pad(ROWS, 0)
     with torch.inference_mode():

@@ -96,7 +96,7 @@ def test_import_rlvr_loads_no_torch():
 
 def test_the_docs_example_runs(tmp_path, monkeypatch, capsys):
     page = (REPO / "docs" / "python-api.md").read_text()
-    [example] = re.findall(r"```python\n(.*?)```", page, re.S)
+    example = re.findall(r"```python\n(.*?)```", page, re.S)[0]  # [1]: tests/orchestrate/test_eval_api.py
     example = example.replace('"log.progress": "none"', f'"log.progress": "none", "run.output_dir": {str(tmp_path)!r}')
     assert str(tmp_path) in example
     namespace: dict = {}

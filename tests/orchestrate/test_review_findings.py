@@ -152,7 +152,7 @@ def fake_parts(trained: list | None = None):
                               optimizer_state=lambda: {}, load_optimizer_state=lambda state: None,
                               step=lambda batch: trained.append(float(batch.completion_mask.sum())) or {})
     return SimpleNamespace(model=TinyModel(), ref_model=None, critic=None, engine=engine, trainer=trainer,
-                           tokenizer=SimpleNamespace(pad_token_id=0, eos_token_id=0),
+                           tokenizer=SimpleNamespace(pad_token_id=0, eos_token_id=0, save_pretrained=lambda folder: None),
                            train_set=[Sample(f"q{i}", "1") for i in range(4)], test_set=[], sampling=None,
                            reward_fn=lambda response, gold: 1.0)
 

@@ -3,7 +3,9 @@ a full disk is one line that names the file and leaves the previous checkpoint a
 
 from __future__ import annotations
 
+import copy
 import errno
+import json
 import shutil
 
 import pytest
@@ -145,3 +147,16 @@ def test_every_minutes_zero_turns_the_clock_off():
     clock = iter(range(0, 10**9, 10**6)).__next__  # a million seconds a call
     schedule = CheckpointSchedule(k.every, k.every_minutes * 60 if k.every_minutes else None, clock=clock)
     assert not any(schedule.due(step) for step in range(1, 50))
+
+
+def test_the_tokenizer_is_saved_and_its_files_are_in_the_manifest(tiny_model, tokenizer, tmp_path):
+    tokenizer = copy.deepcopy(tokenizer)  # the session's shared tokenizer keeps no template
+    tokenizer.chat_template = "{% for m in messages %}[{{ m['content'] }}]{% endfor %}"
+    path = save_checkpoint(tmp_path, 1, tiny_model, {}, keep=1, tokenizer=tokenizer)
+    listed = json.loads((path / "manifest.json").read_text())["files"]
+    saved_files = {p.name for p in path.iterdir() if p.name.startswith(("tokenizer", "special_tokens", "chat_template"))}
+    assert "tokenizer_config.json" in saved_files and saved_files <= set(listed)
+    tokenizer_json = path / "tokenizer.json"
+    assert tokenizer_json.name in listed and verify_checkpoint(path) is None
+    tokenizer_json.write_text(tokenizer_json.read_text().replace('"<', '"<X', 1))  # one token renamed
+    assert verify_checkpoint(path).startswith(f"{tokenizer_json}: ")

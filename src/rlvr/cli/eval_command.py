@@ -44,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--compare", metavar="OTHER", help="a second model folder (or, with --samples, a "
                     "second samples file) on the same prompts and seeds; differences are OTHER - MODEL")
     ev.add_argument("--tokenizer", metavar="DIR", help="tokenizer folder for both models (default: each model's "
-                    "own; a run's checkpoints/step_N has none, so point this at the base model)")
+                    "own; a run's checkpoints/step_N holds the run's, one from before 2026-12-01 none: then the base model's)")
     ev.add_argument("--samples", type=Path, metavar="FILE.jsonl",
                     help='score already generated {"prompt","response","gold"} rows instead of sampling')
     add_dataset_arguments(ev)
@@ -124,7 +124,7 @@ def tokenizer_folder(model: str, tokenizer: str | None) -> str:
     if tokenizer is not None:
         return tokenizer
     if Path(model).is_dir() and not any((Path(model) / f).is_file() for f in TOKENIZER_FILES):
-        raise ConfigError(f"{model}: no tokenizer files here (a training checkpoint?); "
+        raise ConfigError(f"{model}: no tokenizer files here (a checkpoint of an rlvr older than 2026-12-01?); "
                           f"pass --tokenizer BASE_MODEL_DIR")
     return model
 
@@ -286,20 +286,28 @@ def task_scorer(args: argparse.Namespace) -> "MathVerifier | TaskScorer":
     return MathVerifier()
 
 
-def run_eval(args: argparse.Namespace) -> int:
-    from rlvr.cli.eval_cot import cot_input, make_cot_ask, print_cot
+def evaluate_args(args: argparse.Namespace) -> "EvalOutput":
+    """The whole evaluation of `rlvr eval ARGS`, its files written to args.out, nothing printed
+    (also `rlvr.eval_model`, orchestrate/eval_api.py)."""
+    from rlvr.cli.eval_cot import cot_input, make_cot_ask
     from rlvr.evaluate.evaluation import write_evaluation
 
     check_args(args)
-    start = time.perf_counter()
     verifier = task_scorer(args)
     ask = make_cot_ask(args.cot_judge, args) if args.cot_judge else None  # a bad spec fails before sampling
     groups, other, ks, settings = collect(args, verifier)
     cot = cot_input(args, ask, groups, other) if args.cot_judge else None
-    output = write_evaluation(args.out, groups, ks, {**settings, "k": list(ks)}, compare_with=other, seed=args.seed,
-                              cot=cot)
+    return write_evaluation(args.out, groups, ks, {**settings, "k": list(ks)}, compare_with=other, seed=args.seed,
+                            cot=cot)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from rlvr.cli.eval_cot import print_cot
+
+    start = time.perf_counter()
+    output = evaluate_args(args)
     print_summary(output, time.perf_counter() - start)
-    if cot is not None:
+    if args.cot_judge:
         print_cot(output.results)
         print(f"judgements: {output.folder / 'cot_judgements.jsonl'}")
     print(f"results: {output.results_file}\nreport:  {output.report}")

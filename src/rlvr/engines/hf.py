@@ -4,7 +4,8 @@ One decode step is one forward pass over the whole batch with the cache; finishe
 being fed padding (cheaper than reshaping the cache) and the loop ends when all rows finish.
 For Qwen2 models the forward is `rlvr.engines.qwen2_decode`'s (the same function with a
 preallocated cache and fused weights; `fast_decode=False` turns it off); for any other model
-it is the model's own, with a `DynamicCache`.
+it is the model's own, with a `DynamicCache`, and the first such engine of the process logs
+why (one warning line per model class and reason).
 
 In-flight weight updates (PipelineRL): after `accept_inflight_weights(poll)`, `poll` is asked for new weights
 before every decode forward, and new ones are loaded at once; the running generation goes on
@@ -30,6 +31,7 @@ the engine's set whenever the two rank the tokens alike; it is not built for `ba
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -43,6 +45,9 @@ from rlvr.engines.loading import pad_token_id
 from rlvr.engines.stop_tokens import stop_token_ids
 from rlvr.engines.weight_keys import check_weight_keys
 from rlvr.types import Rollout
+
+log = logging.getLogger(__name__)
+_said: set[str] = set()  # fallback reasons already logged in this process
 
 
 def left_pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -203,13 +208,24 @@ class HFEngine(Engine):
                     f"it exceeds the model's context of {limit}"
                 )
 
+    def _fused_decode_applies(self) -> bool:
+        """Whether qwen2_decode can sample this model; when it cannot, the generic path does, and
+        the reason is logged once per process (a Llama folder is not an error, only slower)."""
+        if not self.fast_decode:
+            return False
+        reason = qwen2_decode.unsupported_reason(self.model)
+        if reason is not None and (said := f"{type(self.model).__name__}: {reason}") not in _said:
+            _said.add(said)
+            log.warning("sampling: %s, not the fused Qwen2 decode; using the model's own forward (generic path)", said)
+        return reason is None
+
     @torch.inference_mode()
     def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
         """Sample one completion for each row of prompt token ids."""
         device = next(self.model.parameters()).device
         ids, mask = left_pad(rows, self.pad_id)
         ids, mask = ids.to(device), mask.to(device)
-        if self.fast_decode and qwen2_decode.supports(self.model):
+        if self._fused_decode_applies():
             if self._fused is None or self._fused.model is not self.model:
                 self._fused = qwen2_decode.FusedWeights(self.model)
             decoder = qwen2_decode.Qwen2Decoder(self.model, self._fused, ids, mask, params.max_new_tokens)

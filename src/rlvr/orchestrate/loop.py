@@ -205,7 +205,8 @@ class Loop:
     def _save(self, root, state: dict, keep: int) -> None:
         weights = self.learner.checkpoint_weights()  # under FSDP a collective: every rank calls it
         if self.folder.writes:
-            save_checkpoint(root, self.state.step, self.parts.model, state, keep, weights=weights)
+            save_checkpoint(root, self.state.step, self.parts.model, state, keep, weights=weights,
+                            tokenizer=self.parts.tokenizer)
 
     def _best_on_disk(self) -> float:
         """The value of best_checkpoint/ (written at an eval, maybe after the last regular

@@ -37,14 +37,15 @@ def _spread(group: list[Scored]) -> float:
 
 def sample_rows(groups: list[list[Scored]], step: int, limit: int) -> list[dict]:
     """A few rollouts of the step for samples.jsonl: the first member of the first groups, then
-    up to `limit` more whose reasoning the CoT monitor flags (`cot_flags`, cot_monitor.py). An
+    up to `limit` more whose reasoning the CoT monitor flags (`cot_flags`, cot_monitor.py). `source`
+    is where the sample's row came from (Sample.source: "data.jsonl:12", "arithmetic/train#3"). An
     episode's row also holds its trajectory (`episode`; `completion` is its last turn)."""
     monitor, rows = CotMonitor(), []
     chosen = [s for g in groups for s in g[:1]][:limit]
     taken = {id(s) for s in chosen}
     chosen += [s for g in groups for s in g if id(s) not in taken and monitor.flags(s.rollout.text)][:limit]
     for s in chosen:
-        rows.append({"step": step, "prompt": s.sample.prompt, "gold": s.sample.answer,
+        rows.append({"step": step, "source": s.sample.source, "prompt": s.sample.prompt, "gold": s.sample.answer,
                      "completion": s.rollout.text, "finish": s.rollout.finish_reason,
                      "reward": s.reward, "reason": s.reason, "flags": list(s.flags),
                      "cot_flags": monitor.flags(s.rollout.text)})

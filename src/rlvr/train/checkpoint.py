@@ -1,6 +1,8 @@
 """Checkpoints written atomically and verified before they are trusted.
 
-`checkpoints/step_N/` holds the model (safetensors, or the adapters under LoRA), `state.pt`
+`checkpoints/step_N/` holds the model (safetensors, or the adapters under LoRA), the run's
+tokenizer with its chat template (so that a full-weights checkpoint is a plain Hugging Face model
+folder; checkpoints of older rlvr have none and still verify and resume), `state.pt`
 (optimizer, RNG states, step, data position and any other loop state) and, written last,
 `manifest.json` with every file's size and sha256. The folder is written under a temporary
 name (`.step_N.tmpPID`) and renamed, so a final name means a complete checkpoint; pruning
@@ -86,9 +88,10 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 
 def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[str, Any], keep: int,
-                    weights: dict[str, torch.Tensor] | None = None) -> Path:
+                    weights: dict[str, torch.Tensor] | None = None, tokenizer=None) -> Path:
     """Write `root/step_{step}` atomically and delete all but the newest `keep`. `weights`, when
-    given, are saved in place of the model's own state dict (the gathered shards under FSDP)."""
+    given, are saved in place of the model's own state dict (the gathered shards under FSDP);
+    `tokenizer`, when given, is saved beside them (its files go into the manifest like any)."""
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"step_{step}"
     tmp = root / f".step_{step}.tmp{os.getpid()}"
@@ -98,6 +101,9 @@ def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[s
     phase = final / "the weights (*.safetensors)"
     try:
         model.save_pretrained(tmp, safe_serialization=True, state_dict=weights)
+        if tokenizer is not None:
+            phase = final / "the tokenizer (tokenizer*.json)"
+            tokenizer.save_pretrained(tmp)
         phase = final / "state.pt"
         # Through a file object, a full disk is an OSError, not torch's "unexpected pos ... vs ...".
         with open(tmp / "state.pt", "wb") as f:
