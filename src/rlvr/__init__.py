@@ -27,7 +27,7 @@ _API = {
     "dump_config": ("rlvr.config.load", "dump_config"),
     "plan": ("rlvr.orchestrate.plan", "plan_run"),
     "export": ("rlvr.orchestrate.export", "export_checkpoint"),
-    "eval_model": ("rlvr.orchestrate.eval_api", "eval_model"),
+    "eval_model": ("rlvr.cli.eval_api", "eval_model"),
     "Config": ("rlvr.config.schema", "Config"),
     "RunResult": ("rlvr.orchestrate.run", "RunResult"),
     "Verdict": ("rlvr.rewards", "Verdict"),

@@ -288,7 +288,7 @@ def task_scorer(args: argparse.Namespace) -> "MathVerifier | TaskScorer":
 
 def evaluate_args(args: argparse.Namespace) -> "EvalOutput":
     """The whole evaluation of `rlvr eval ARGS`, its files written to args.out, nothing printed
-    (also `rlvr.eval_model`, orchestrate/eval_api.py)."""
+    (also `rlvr.eval_model`, cli/eval_api.py)."""
     from rlvr.cli.eval_cot import cot_input, make_cot_ask
     from rlvr.evaluate.evaluation import write_evaluation
 
