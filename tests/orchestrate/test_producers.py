@@ -62,18 +62,29 @@ def make(kind: str, steps: int, k: int = 0, fail_at: int | None = None):
     return producer, source
 
 
-def drive(producer, steps: int, train_s: float = 0.0):
-    """The loop's side: take each step's batch, 'train', publish the new weights."""
+def drive(producer, steps: int, ahead: int | None = None):
+    """The loop's side: take each step's batch, 'train', publish the new weights. With
+    `ahead` = k, a slow trainer: before taking step s's batch it waits until the producer has
+    drawn every batch it may (min(s + k, steps) of them), so the producer runs as far ahead as
+    the bound lets it, however the threads are scheduled."""
     producer.start(0)
     taken = []
     try:
         for step in range(1, steps + 1):
+            if ahead is not None:
+                wait_until(lambda: producer.source.drawn >= min(step + ahead, steps))
             taken.append(producer.next(step))
-            time.sleep(train_s)
             producer.publish({"w": torch.zeros(1)}, step)
     finally:
         producer.close()
     return taken
+
+
+def wait_until(condition, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "the producer did not draw ahead in time"
+        time.sleep(0.005)
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
@@ -94,7 +105,7 @@ def test_sync_waits_for_generation_and_scoring_and_loads_each_steps_weights():
 def test_async_draws_batch_i_only_from_the_weights_of_step_i_minus_k(k):
     """A slow trainer lets the producer run as far ahead as it may: the lag is exactly k."""
     producer, _ = make("async", steps=6, k=k)
-    taken = drive(producer, 6, train_s=0.05)
+    taken = drive(producer, 6, ahead=k)
     lags = [(step - 1) - p.policy_version for step, p in enumerate(taken, start=1)]
     assert max(lags) == k and min(lags) >= 0
 
@@ -105,11 +116,13 @@ def test_async_checkpoint_state_is_the_one_before_the_next_batch_the_trainer_tak
     try:
         producer.next(1)
         producer.publish({"w": torch.zeros(1)}, 1)
+        # with the weights of step 1 and k = 2 the producer may draw batches 1, 2 and 3 ahead
         deadline = time.monotonic() + 5
-        while source.drawn < 3 and time.monotonic() < deadline:  # the producer runs ahead
+        while source.drawn < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert source.drawn == 3
-        assert producer.next_state() == {"drawn": 1}  # not the source's state now ({"drawn": 3})
+        time.sleep(0.05)
+        assert source.drawn == 4  # and no further
+        assert producer.next_state() == {"drawn": 1}  # not the source's state now ({"drawn": 4})
     finally:
         producer.close()
 
