@@ -1,9 +1,10 @@
-"""Check the shape of math_pairs_holdout4.jsonl and print its counts.
+"""Check the shape of the blind maths holdouts (math_pairs_holdout3.jsonl, ..._holdout4.jsonl)
+and print their counts.
 
-Standalone on purpose: it imports nothing from rlvr, so the holdout set can be
-checked without touching the verifier it is meant to measure.
+Standalone on purpose: it imports nothing from rlvr, so a holdout set can be checked without
+touching the verifier it is meant to measure. tests/rewards/test_blind_pairs.py runs it.
 
-    python tests/rewards/data/check_holdout4.py [path]
+    python tests/rewards/data/check_blind_pairs.py [path ...]
 """
 
 import json
@@ -11,7 +12,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-DEFAULT_PATH = Path(__file__).with_name("math_pairs_holdout4.jsonl")
+DEFAULT_PATHS = [Path(__file__).with_name(f"math_pairs_holdout{n}.jsonl") for n in (3, 4)]
 FIELDS = ("id", "category", "response", "gold", "label", "source")
 CATEGORIES = (
     "integers_decimals",
@@ -29,7 +30,7 @@ CATEGORIES = (
     "text_answers",
     "extraction_traps",
     "long_responses",
-    "theoremqa_forms",
+    "theoremqa_forms",  # holdout4 on
 )
 
 
@@ -84,15 +85,19 @@ def print_counts(rows: list[dict]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[1]) if len(argv) > 1 else DEFAULT_PATH
-    if not path.is_file():
-        print(f"error: {path} does not exist", file=sys.stderr)
-        return 2
-    rows, errors = check(path)
-    for message in errors:
-        print(f"error: {message}", file=sys.stderr)
-    print_counts(rows)
-    return 1 if errors else 0
+    paths = [Path(a) for a in argv[1:]] or DEFAULT_PATHS
+    status = 0
+    for path in paths:
+        if not path.is_file():
+            print(f"error: {path} does not exist", file=sys.stderr)
+            return 2
+        rows, errors = check(path)
+        for message in errors:
+            print(f"error: {message}", file=sys.stderr)
+        print(path.name)
+        print_counts(rows)
+        status = max(status, 1 if errors else 0)
+    return status
 
 
 if __name__ == "__main__":
