@@ -95,3 +95,12 @@ def test_single_turn_options_on_an_env_recipe_are_refused_in_one_line(tmp_path, 
     assert main(["eval", model, "--recipe", "env_guess_number", "--temperature", "0", "--k", "1,2",
                  "--out", str(tmp_path)]) == 2
     assert "temperature 0 is greedy: one episode a task" in capsys.readouterr().err
+
+
+def test_the_python_api_evaluates_an_env_recipe_on_episodes(tmp_path):
+    import rlvr
+
+    output = rlvr.eval_model(REPO / "models" / "tiny-env", recipe="env_guess_number", n=2, k=[1, 2], limit=2,
+                             out=tmp_path)
+    m = output.results["model"]
+    assert m["tasks"] == 2 and m["episodes_per_task"] == 2 and set(m["pass_at_k"]) == {"1", "2"}

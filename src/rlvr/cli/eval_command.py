@@ -27,11 +27,12 @@ HELP = "pass@k, maj@k, best-of-n, disagreements and a report for a model or a js
 def add_parser(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help=HELP, description=HELP + ". See docs/evaluation.md.")
     ev.add_argument("model", nargs="?", help="model folder (omit with --samples)")
-    ev.add_argument("--task", help="a task kind with its default settings "
-                    "('arithmetic', the default unless the --recipe has [env]: the demo's test split; 'humaneval': 164 problems, scored by the code verifier, "
-                    "also for --samples; 'reasoning_gym'), jsonl:PATH, datasets:PATH (a parquet/arrow/csv/json(l) "
-                    "file, chat-message prompts allowed) or datasets (the --recipe's [task] test split); omitted "
-                    "with a --recipe (or run) that has [env]: its test split played as episodes")
+    ev.add_argument("--task", help="a task kind with its default settings ('arithmetic', the default "
+                    "unless the --recipe has [env]: the demo's test split; 'humaneval': 164 problems, scored by "
+                    "the code verifier, also for --samples; 'reasoning_gym'), jsonl:PATH, datasets:PATH (a "
+                    "parquet/arrow/csv/json(l) file, chat-message prompts allowed) or datasets (the --recipe's "
+                    "[task] test split); omitted with a --recipe (or run) that has [env]: its test split played "
+                    "as episodes")
     ev.add_argument("--limit", type=int, help="evaluate only the first LIMIT prompts")
     ev.add_argument("--n", type=int, default=16, help="samples per prompt (default 16)")
     ev.add_argument("--k", help="comma-separated k values (default: powers of 2 up to n)")

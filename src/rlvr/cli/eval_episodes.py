@@ -75,7 +75,8 @@ def load_parts(args: argparse.Namespace, config: "Config"):
 
     tokenizer = engine_tokenizer(tokenizer_folder(args.model, args.tokenizer), config.model.chat_template)
     tasks = load_task(config, REPO, tokenizer)[1]
-    model = load_merged(Path(args.model), load_model) if is_adapter_checkpoint(Path(args.model)) else load_model(args.model)
+    path = Path(args.model)
+    model = load_merged(path, load_model) if is_adapter_checkpoint(path) else load_model(args.model)  # LoRA: merged
     context = getattr(model.config, "max_position_embeddings", None)
     if context is not None and config.env.max_total_tokens > context:
         raise ConfigError(f"env.max_total_tokens = {config.env.max_total_tokens} ({recipe_source(args)}) is above "
