@@ -24,8 +24,10 @@ CASES = {
     "game_without_its_task": (['env.kind="guess_number"', "eval.size=0"],
                               "plays task.kind = 'guess_number' games, not task.kind = 'arithmetic'"),
     "tool_on_a_game": ([*TOOL, 'task.kind="guess_number"'], "task.kind = 'guess_number' is a game"),
-    "env_with_eval": (['env.kind="guess_number"', 'task.kind="guess_number"'],
-                      "with eval.size = 200: evaluation on episodes is not built"),
+    "eval_turn_above_trajectory": (['env.kind="guess_number"', 'task.kind="guess_number"', "sampling.max_new_tokens=4",
+                                    "env.max_total_tokens=8"],
+                                   "eval.max_new_tokens (8, one turn of an evaluation episode) must be below "
+                                   "env.max_total_tokens (8"),
     "env_per_token_advantages": ([*ENV, 'algo.advantage="gae"', 'algo.baseline="none"', 'algo.scale="none"'],
                                  "per-turn credit over a trajectory is not built"),
     "env_dynamic_sampling": ([*ENV, 'sampling.zero_variance="drop"'], "sampling.zero_variance = 'drop'"),
@@ -50,6 +52,7 @@ def test_neighbours_load():
     assert load_config(None, ENV).env.kind == "guess_number"
     assert load_config(None, TOOL).env.tool_parser == "json_tags"  # python_tool on arithmetic tasks
     assert load_config(None, [*ENV, "sampling.max_new_tokens=4", "env.max_total_tokens=8"]).env.max_total_tokens == 8
+    assert load_config(None, ['env.kind="guess_number"', 'task.kind="guess_number"']).eval.size == 200  # episodes
     assert load_config(None, GAME).env.kind == "none"  # a guess_number task alone: one-shot guesses
 
 

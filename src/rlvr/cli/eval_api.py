@@ -16,10 +16,11 @@ from typing import Any
 from rlvr.errors import ConfigError
 
 
-def eval_model(model: str | Path | None = None, *, task: str = "arithmetic", n: int = 16,
+def eval_model(model: str | Path | None = None, *, task: str | None = None, n: int = 16,
                k: int | list[int] | None = None, out: str | Path = "eval-results", **options: Any):
-    """Sample `n` completions per prompt of `task` from the model folder (or checkpoint) `model`
-    and grade them as `rlvr eval` does; returns its `EvalOutput` (`.results` is the
+    """Sample `n` completions per prompt of `task` (None: "arithmetic", or with a `recipe=` that
+    has [env], its held-out tasks played `n` times as episodes) from the model folder (or
+    checkpoint) `model` and grade them as `rlvr eval` does; returns its `EvalOutput` (`.results` is the
     results.json dict: pass@k, maj@k, best-of-n with confidence intervals; `.folder`, `.report`).
     `options`: any other option of `rlvr eval` (limit=, seed=, temperature=, compare=,
     samples=, recipe=, fresh=True, ...); an unknown one is a ConfigError naming it."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable
 
 from rlvr.cli.eval_datasets import add_dataset_arguments, is_datasets_task
 from rlvr.cli.eval_defaults import fill_defaults
+from rlvr.cli.eval_episodes import add_episode_arguments, episode_config
 from rlvr.errors import ConfigError, DatasetError
 
 if TYPE_CHECKING:  # the heavy imports (torch, matplotlib) wait until the command runs
@@ -19,16 +20,19 @@ if TYPE_CHECKING:  # the heavy imports (torch, matplotlib) wait until the comman
     from rlvr.rewards import MathVerifier
     from rlvr.types import Sample
 
+DEFAULT_TASK = "arithmetic"
 HELP = "pass@k, maj@k, best-of-n, disagreements and a report for a model or a jsonl of samples"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help=HELP, description=HELP + ". See docs/evaluation.md.")
     ev.add_argument("model", nargs="?", help="model folder (omit with --samples)")
-    ev.add_argument("--task", default="arithmetic", help="a task kind with its default settings "
-                    "('arithmetic': the demo's test split; 'humaneval': 164 problems, scored by the code verifier, "
-                    "also for --samples; 'reasoning_gym'), jsonl:PATH, datasets:PATH (a parquet/arrow/csv/json(l) "
-                    "file, chat-message prompts allowed) or datasets (the --recipe's [task] test split)")
+    ev.add_argument("--task", help="a task kind with its default settings ('arithmetic', the default "
+                    "unless the --recipe has [env]: the demo's test split; 'humaneval': 164 problems, scored by "
+                    "the code verifier, also for --samples; 'reasoning_gym'), jsonl:PATH, datasets:PATH (a "
+                    "parquet/arrow/csv/json(l) file, chat-message prompts allowed) or datasets (the --recipe's "
+                    "[task] test split); omitted with a --recipe (or run) that has [env]: its test split played "
+                    "as episodes")
     ev.add_argument("--limit", type=int, help="evaluate only the first LIMIT prompts")
     ev.add_argument("--n", type=int, default=16, help="samples per prompt (default 16)")
     ev.add_argument("--k", help="comma-separated k values (default: powers of 2 up to n)")
@@ -49,6 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help='score already generated {"prompt","response","gold"} rows instead of sampling')
     add_dataset_arguments(ev)
     add_cot_arguments(ev)
+    add_episode_arguments(ev)
 
 
 def add_cot_arguments(ev: argparse.ArgumentParser) -> None:
@@ -293,6 +298,13 @@ def evaluate_args(args: argparse.Namespace) -> "EvalOutput":
     from rlvr.evaluate.evaluation import write_evaluation
 
     check_args(args)
+    if (config := episode_config(args)) is not None:  # the recipe has [env]: play episodes
+        from rlvr.cli.eval_episodes import evaluate_episodes
+
+        fill_defaults(args)
+        return evaluate_episodes(args, config)
+    if args.task is None:
+        args.task = DEFAULT_TASK
     verifier = task_scorer(args)
     ask = make_cot_ask(args.cot_judge, args) if args.cot_judge else None  # a bad spec fails before sampling
     groups, other, ks, settings = collect(args, verifier)
@@ -306,6 +318,11 @@ def run_eval(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     output = evaluate_args(args)
+    if "env" in output.results["settings"]:  # episodes (cli/eval_episodes.py)
+        from rlvr.cli.eval_episodes import print_episode_summary
+
+        print_episode_summary(output, time.perf_counter() - start)
+        return 0
     print_summary(output, time.perf_counter() - start)
     if args.cot_judge:
         print_cot(output.results)

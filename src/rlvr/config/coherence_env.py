@@ -35,9 +35,9 @@ def env_incoherences(c: Config) -> Iterator[str]:
         yield (f"env.kind = 'sql' needs tasks whose gold answer is a SQL query (task.kind = 'jsonl' or "
                f"'datasets'), not task.kind = {c.task.kind!r}")
     yield from env_sampling_incoherences(c, here)
-    if c.eval.size > 0:
-        yield (f"{here} with eval.size = {c.eval.size}: evaluation on episodes is not built (the greedy "
-               "evaluation would score single-turn answers); set eval.size = 0")
+    if c.eval.size > 0 and c.eval.max_new_tokens >= e.max_total_tokens:
+        yield (f"eval.max_new_tokens ({c.eval.max_new_tokens}, one turn of an evaluation episode) must be below "
+               f"env.max_total_tokens ({e.max_total_tokens}, the whole trajectory)")
     if advantage_varies_per_token(c.algo):
         yield (f"{here} with per-token advantages (algo.advantage = {c.algo.advantage!r}): per-turn credit over "
                "a trajectory is not built; use algo.advantage = 'group' (GRPO over trajectories)")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from rlvr.evaluate import greedy_accuracy
 from rlvr.evaluate.sampled import sampled_pass_at_k
+from rlvr.orchestrate.episode_eval import EpisodeEvaluator, run_eval_metrics
 from rlvr.orchestrate.forecast import forecast_metrics
 from rlvr.orchestrate.learner import Learned, Learner
 from rlvr.orchestrate.plan import RunPlan
@@ -169,15 +170,29 @@ class Loop:
     # Evaluation and checkpoints.
 
     def evaluate(self, size: int | None = None) -> float:
+        """Greedy held-out accuracy (an environment run: the greedy episodes' success rate)."""
         test = self.parts.test_set[: size if size is not None else self.config.eval.size]
+        if self.config.env.kind != "none":
+            return self._episode_eval(test, samples=0)["eval/accuracy"]
         with self.producer.engine_for_eval() as engine:
             return greedy_accuracy(engine, test, self.parts.reward_fn, max_new_tokens=self.config.eval.max_new_tokens,
                                    stop=self.parts.sampling.stop)
 
+    def _episode_eval(self, test: list, samples: int) -> dict[str, float]:
+        """Evaluation on episodes (orchestrate/episode_eval.py), `samples` sampled ones a task."""
+        c = self.config
+        evaluator = EpisodeEvaluator.from_source(self.producer.source, c.env.workers)
+        with self.producer.engine_for_eval() as engine:
+            return run_eval_metrics(evaluator, engine, test, c.eval.model_copy(update={"samples": samples}),
+                                    self.parts.sampling.stop, c.run.seed)
+
     def eval_metrics(self) -> dict[str, float]:
-        """Greedy accuracy, and pass@k from `eval.samples` completions per prompt when set."""
-        metrics = {"eval/accuracy": self.evaluate()}
+        """Greedy accuracy, and pass@k from `eval.samples` completions per prompt when set; an
+        environment run plays the held-out tasks as episodes (greedy, then eval.samples each)."""
         e = self.config.eval
+        if self.config.env.kind != "none":
+            return self._episode_eval(self.parts.test_set[:e.size], e.samples)
+        metrics = {"eval/accuracy": self.evaluate()}
         if e.samples:
             with self.producer.engine_for_eval():
                 metrics.update(sampled_pass_at_k(self.parts, self.parts.test_set[:e.size], e, self.config.run.seed))

@@ -1,0 +1,105 @@
+"""Held-out tasks played as episodes, for evaluation: `rlvr eval` on an environment recipe and
+the in-training evaluation of an environment run (eval.size > 0).
+
+The episodes go through the training run's path: the same environment factory (`ENV_BUILDERS`
+in env_choice.py, or the run's own `EpisodeSource`), renderer, limits and `EpisodeRunner`;
+only the sampling differs (the eval settings: eval.max_new_tokens a turn, eval.temperature,
+temperature 0 for the greedy pass). Each task is played k times; episode i of the flat list
+(task i // k) gets seed `EVAL_SEED_BASE + seed * 1_000_003 + i`, fixed by the run's (or the
+command's) seed and the episode's place, never by the step, so every evaluation of a run
+plays the same games, and away from the training seeds (episode_source.py). The summaries
+are rlvr.evaluate.episodes_eval's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rlvr.config import Config
+from rlvr.engines.base import SamplingParams
+from rlvr.envs.base import RUNNER_STOP_REASONS, Env, EpisodeLimits
+from rlvr.envs.episodes import Episode, EpisodeRunner
+from rlvr.envs.render import Renderer, renderer_for
+from rlvr.envs.scored import episode_record
+from rlvr.evaluate.episodes_eval import EpisodeOutcome, TaskEpisodes, greedy_metrics, sampled_metrics
+from rlvr.orchestrate.env_choice import ENV_BUILDERS
+from rlvr.types import Sample
+
+EVAL_SEED_BASE = 2 ** 40  # training seeds (seed * 1_000_003 + step * 10_007 + i) stay far below
+
+
+def eval_seeds(seed: int, count: int) -> list[int]:
+    return [EVAL_SEED_BASE + seed * 1_000_003 + i for i in range(count)]
+
+
+def outcome_of(ep: Episode) -> EpisodeOutcome:
+    """One finished episode as the evaluation keeps it; r_T is the last step's reward."""
+    traj = ep.trajectory
+    record = episode_record(ep) if traj is not None else {"seed": ep.seed, "turns": [], "stop_reason": ep.stop_reason,
+                                                          "error": ep.error}
+    return EpisodeOutcome(reward=ep.step_rewards[-1] if ep.step_rewards else 0.0,
+                          env_ended=ep.stop_reason not in RUNNER_STOP_REASONS,
+                          turns=len(traj.turns) if traj is not None else 0, tool_calls=ep.tool_calls,
+                          stop_reason=ep.stop_reason, error=ep.error, record=record)
+
+
+@dataclass
+class EpisodeEvaluator:
+    """How a run plays one episode (its factory, renderer, limits, tools), for evaluation."""
+
+    make_env: Callable[[], Env]
+    renderer: Renderer
+    limits: EpisodeLimits
+    tools: list[dict] | None = None
+    workers: int = 16
+    close: Callable[[], None] = lambda: None  # what the environment holds (a sandbox)
+
+    @classmethod
+    def from_config(cls, config: Config, parts) -> "EpisodeEvaluator":
+        """From the [env] section, as `EpisodeSource.from_run` builds a run's episodes;
+        `parts` needs `tokenizer` and `reward_fn` (the environments that score answers)."""
+        e = config.env
+        spec = ENV_BUILDERS[e.kind](config, parts)
+        limits = EpisodeLimits(max_turns=e.max_turns, max_total_tokens=e.max_total_tokens,
+                               max_tool_calls=e.max_tool_calls, wall_s=e.wall_s)
+        return cls(spec.make_env, renderer_for(parts.tokenizer), limits, spec.tools, e.workers, spec.close)
+
+    @classmethod
+    def from_source(cls, source, workers: int) -> "EpisodeEvaluator":
+        """A training run's own episodes (an `EpisodeSource`): its environment factory, so
+        that the evaluation opens no second sandbox; the source closes what it holds."""
+        r = source.runner
+        return cls(source.make_env, r.renderer, r.limits, r.tools, workers)
+
+    def play(self, engine, tasks: list[Sample], k: int, params: SamplingParams, seed: int) -> list[TaskEpisodes]:
+        """k episodes of each task, all together, on `engine` (one with `generate_ids`)."""
+        flat = [t for t in tasks for _ in range(k)]
+        with EpisodeRunner(engine, self.renderer, params, self.limits, workers=self.workers,
+                           tools=self.tools) as runner:
+            episodes = runner.run(self.make_env, flat, eval_seeds(seed, len(flat)))
+        return [TaskEpisodes(t.prompt, t.answer, t.source, tuple(outcome_of(ep) for ep in episodes[i * k:(i + 1) * k]))
+                for i, t in enumerate(tasks)]
+
+
+def run_eval_metrics(evaluator: EpisodeEvaluator, engine, test: list[Sample], eval_section,
+                     stop: tuple[str, ...], seed: int) -> dict[str, float]:
+    """The in-training evaluation of an environment run: one greedy episode per task
+    (`eval/accuracy`, `eval/env/*`), and with eval.samples > 0 that many sampled episodes per
+    task at eval.temperature (`eval/success_rate`, `eval/pass@k`, `eval/disagree_frac`). As
+    for single-turn pass@k (evaluate/sampled.py), the engine's generator is seeded with
+    `seed + 1` for the sampled pass and put back after it, so training draws as it would have."""
+    e = eval_section
+    greedy = SamplingParams(max_new_tokens=e.max_new_tokens, temperature=0.0, stop=stop)
+    metrics = greedy_metrics(evaluator.play(engine, test, 1, greedy, seed))
+    if e.samples:
+        sampled = SamplingParams(max_new_tokens=e.max_new_tokens, temperature=e.temperature, stop=stop)
+        generator = engine.generator
+        saved = generator.get_state()
+        generator.manual_seed(seed + 1)
+        try:
+            tasks = evaluator.play(engine, test, e.samples, sampled, seed)
+        finally:
+            generator.set_state(saved)
+        metrics.update(sampled_metrics(tasks, e.k))
+    return metrics
