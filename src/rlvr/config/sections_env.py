@@ -46,6 +46,8 @@ class GuessNumberEnv(EpisodeSection):
     (task.kind = "guess_number"). Reward 1 and stop reason `solved` on the right guess."""
 
     kind: Literal["guess_number"] = "guess_number"
+    closeness: float = Field(0.0, ge=0, description="a wrong guess's step reward: closeness * (1 - |guess - "
+                                                    "secret| / (high - low)); 0: none")
 
 
 class PythonToolEnv(EpisodeSection):

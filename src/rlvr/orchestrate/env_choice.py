@@ -59,7 +59,7 @@ class RewardToolEnv(ToolEnv):
 
 def _guess_number(config: Config, parts) -> EnvSpec:
     t = config.task  # coherence_env.py: task.kind = "guess_number"
-    return EnvSpec(lambda: GuessNumberEnv(t.low, t.high))
+    return EnvSpec(lambda: GuessNumberEnv(t.low, t.high, config.env.closeness))
 
 
 def _python_tool(config: Config, parts) -> EnvSpec:
