@@ -109,7 +109,9 @@ def test_a_non_integer_seed_names_the_task():
 def test_game_seed_tasks_are_distinct_and_fixed_by_their_seed():
     train_rows, test_rows = game_seed_splits(seed=4, train_size=50, test_size=10, name="textarena")
     seeds = [s.answer for s in train_rows + test_rows]
-    assert len(set(seeds)) == 60 and game_seed_splits(seed=4, train_size=50, test_size=10, name="textarena")[0] == train_rows
+    assert len(set(seeds)) == 60  # no held-out seed is a training one
+    assert game_seed_splits(seed=4, train_size=50, test_size=10, name="textarena")[0] == train_rows
+    assert game_seed_splits(seed=5, train_size=50, test_size=10, name="textarena")[0] != train_rows
 
 
 def test_the_runner_plays_textarena_episodes(scripted, char_tok):

@@ -1,10 +1,11 @@
 """[env]: the environment that plays each task as a multi-turn episode (issue 17;
-docs/environments.md), and the [task] kind that only environments need so far.
+docs/environments.md), and the [task] kinds that only environments need so far.
 
 [env] is keyed on `kind` like [task]: "none" (the default) is the single-turn path, unchanged;
 each environment's section carries the shared episode limits, the hybrid reward rule
-(`step_weight`), the credit rule (`credit`, `turn_discount`) and its own options. The cross-field rules (which engines, producers and evaluations an environment run
-supports) are in config/coherence_env.py.
+(`step_weight`), the credit rule (`credit`, `turn_discount`) and its own options. The
+cross-field rules (which engines, producers and evaluations an environment run supports) are
+in config/coherence_env.py.
 """
 
 from __future__ import annotations
