@@ -39,6 +39,7 @@ def bound_tables():
     from rlvr.envs.tools import PARSERS
     from rlvr.orchestrate.env_choice import ENV_BUILDERS
     from rlvr.orchestrate.plan import SOURCES
+    from rlvr.envs.credit import CREDITS
 
     none = ("none",)
     return [
@@ -53,6 +54,7 @@ def bound_tables():
         (names.ADVANTAGE, ADVANTAGES, ()), (names.ORCHESTRATE_MODE, PRODUCERS, ()),
         (names.LR_SCHEDULE, DECAYS, ()),
         (names.ENV_KIND, SOURCES, ()), (names.ENV_KIND, ENV_BUILDERS, none), (names.TOOL_PARSER, PARSERS, ()),
+        (names.ENV_CREDIT, CREDITS, ()),
     ]
 
 

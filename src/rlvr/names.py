@@ -155,6 +155,7 @@ TASK_KIND = Registry("task.kind", {
     "reasoning_gym": "reasoning-gym's seeded generators (task.gym_tasks)",
     "datasets": "local jsonl / parquet / arrow / csv files through `datasets`, text or chat-message prompts",
     "guess_number": "seeded guess-the-number games over task.low .. task.high (env.kind = 'guess_number' plays them)",
+    "textarena": "game seeds, one a task (env.kind = 'textarena' plays each as one game of env.game)",
 })
 # reasoning-gym generators whose gold answers are plain numbers (every answer of 20 items at
 # seed 3 parsed as a number, reasoning-gym 0.1.25): the math verifier may score them; every
@@ -190,6 +191,11 @@ ENV_KIND = Registry("env.kind", {
     "python_tool": "the policy may call python(code) in the sandbox before it answers; the reward stack scores the answer",
     "sql": "the policy may query a SQLite database with sql(query); its answer must state the gold query's result",
     "single_turn": "each task as a one-turn episode scored by the reward stack: the single-turn path through the episode source",
+    "textarena": "a single-player textarena game (extra `envs`) checked to run offline; the task's seed fixes the game",
+})
+ENV_CREDIT = Registry("env.credit", {
+    "trajectory": "one advantage per episode (algo.advantage over the G episodes of a task), on all its policy tokens",
+    "per_turn": "each turn's tokens get its return-to-go, normalised over the group's turns of the same index",
 })
 TOOL_PARSER = Registry("env.tool_parser", {
     "json_tags": 'every <tool_call>{"name": ..., "arguments": {...}}</tool_call> in a turn',
@@ -199,5 +205,5 @@ ALL: tuple[Registry, ...] = (
     ADVANTAGE, BASELINE, SCALE, RATIO_LEVEL, SURROGATE, AGGREGATION, KL, KL_PLACEMENT, MISMATCH,
     SAMPLING_MASK, ENTROPY_CONTROL, VALUE_LOSS, LR_SCHEDULE, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
     MODEL_VERIFIER, TEMPLATED_VERIFIER, ANSWER_TEMPLATED_VERIFIER, TEMPLATE, TASK_KIND, ENGINE,
-    DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND, ENV_KIND, TOOL_PARSER,
+    DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND, ENV_KIND, TOOL_PARSER, ENV_CREDIT,
 )

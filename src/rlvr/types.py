@@ -74,6 +74,9 @@ class Scored:
     reason: str
     flags: tuple[str, ...] = ()
     episode: dict[str, Any] | None = field(default=None, hash=False)
+    # One advantage per completion token, set by per-turn credit (rlvr.envs.credit); None: the
+    # batch chain's algo.advantage gives the row one value.
+    token_adv: tuple[float, ...] | None = None
 
 
 @dataclass

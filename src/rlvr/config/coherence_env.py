@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from rlvr.config.coherence_run import advantage_varies_per_token
+from rlvr.config.coherence_run import SEQUENCE_RATIOS, advantage_varies_per_token
 
 if TYPE_CHECKING:
     from rlvr.config.schema import Config
 
 # env.kind -> the task kind it plays, where it plays only one.
-ENV_TASK = {"guess_number": "guess_number"}
+ENV_TASK = {"guess_number": "guess_number", "textarena": "textarena"}
 
 
 def env_incoherences(c: Config) -> Iterator[str]:
     e = c.env
+    if c.task.kind == "textarena" and e.kind != "textarena":
+        yield f"task.kind = 'textarena' rows are game seeds: they need env.kind = 'textarena', not {e.kind!r}"
     if e.kind == "none":
         return
     here = f"env.kind = {e.kind!r}"
@@ -38,9 +40,34 @@ def env_incoherences(c: Config) -> Iterator[str]:
     if c.eval.size > 0 and c.eval.max_new_tokens >= e.max_total_tokens:
         yield (f"eval.max_new_tokens ({c.eval.max_new_tokens}, one turn of an evaluation episode) must be below "
                f"env.max_total_tokens ({e.max_total_tokens}, the whole trajectory)")
-    if advantage_varies_per_token(c.algo):
-        yield (f"{here} with per-token advantages (algo.advantage = {c.algo.advantage!r}): per-turn credit over "
-               "a trajectory is not built; use algo.advantage = 'group' (GRPO over trajectories)")
+    yield from credit_incoherences(c, here)
+
+
+def credit_incoherences(c: Config, here: str) -> Iterator[str]:
+    """env.credit (rlvr.envs.credit): the trajectory's advantage comes from algo.advantage, a
+    per-turn one from the turn returns with algo.baseline and algo.scale."""
+    e, a = c.env, c.algo
+    if e.credit == "trajectory":
+        if advantage_varies_per_token(a):
+            yield (f"{here} with per-token advantages (algo.advantage = {a.advantage!r}): the critic and token "
+                   "returns do not know the turns of a trajectory; use algo.advantage = 'group', and "
+                   "env.credit = 'per_turn' for credit per turn")
+        if e.turn_discount != 1.0:
+            yield (f"env.turn_discount = {e.turn_discount} is read only by env.credit = 'per_turn' "
+                   "(env.credit = 'trajectory' gives one advantage per episode)")
+        return
+    if a.advantage != "group":
+        yield (f"env.credit = 'per_turn' computes the advantages itself (turn returns, algo.baseline and "
+               f"algo.scale per turn index); algo.advantage = {a.advantage!r} would be ignored: set 'group'")
+    if a.kl != "none" and a.kl_placement == "reward":
+        yield ("env.credit = 'per_turn' with algo.kl_placement = 'reward': the turn returns carry no KL "
+               "penalty; put the KL in the loss (algo.kl_placement = 'loss')")
+    if a.surrogate == "gmpo":
+        yield ("env.credit = 'per_turn' gives advantages that vary along a trajectory; algo.surrogate = 'gmpo' "
+               "needs one advantage per row")
+    if a.ratio_level in SEQUENCE_RATIOS:
+        yield (f"env.credit = 'per_turn' with algo.ratio_level = {a.ratio_level!r}: the sequence ratio spreads "
+               "every token's gradient over the row and loses the per-turn credit; use 'token' or 'sequence_token'")
 
 
 def env_sampling_incoherences(c: Config, here: str) -> Iterator[str]:

@@ -1,10 +1,11 @@
 """[env]: the environment that plays each task as a multi-turn episode (issue 17;
-docs/environments.md), and the [task] kind that only environments need so far.
+docs/environments.md), and the [task] kinds that only environments need so far.
 
 [env] is keyed on `kind` like [task]: "none" (the default) is the single-turn path, unchanged;
-each environment's section carries the shared episode limits, `step_weight` and its own
-options. The cross-field rules (which engines, producers and evaluations an environment run
-supports) are in config/coherence_env.py.
+each environment's section carries the shared episode limits, the hybrid reward rule
+(`step_weight`), the credit rule (`credit`, `turn_discount`) and its own options. The
+cross-field rules (which engines, producers and evaluations an environment run supports) are
+in config/coherence_env.py.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ class EpisodeSection(Section):
     step_weight: float = Field(0.0, ge=0, description="reward = r_T + step_weight * sum of the earlier step "
                                                       "rewards (0: the terminal reward only)")
     workers: int = Field(16, ge=1, description="threads that step the environments of a batch in parallel")
+    credit: names.ENV_CREDIT.literal() = Field("trajectory", description="how the reward reaches the tokens: one "
+                                               "advantage per episode, or per turn (rlvr.envs.credit)")
+    turn_discount: float = Field(1.0, gt=0, le=1, description="gamma of env.credit = 'per_turn': a turn's return "
+                                                              "discounts each later turn's reward by gamma")
 
 
 class GuessNumberEnv(EpisodeSection):
@@ -42,6 +47,8 @@ class GuessNumberEnv(EpisodeSection):
     (task.kind = "guess_number"). Reward 1 and stop reason `solved` on the right guess."""
 
     kind: Literal["guess_number"] = "guess_number"
+    closeness: float = Field(0.0, ge=0, description="a wrong guess's step reward: closeness * (1 - |guess - "
+                                                    "secret| / (high - low)); 0: none")
 
 
 class PythonToolEnv(EpisodeSection):
@@ -78,9 +85,23 @@ class SingleTurnEnv(EpisodeSection):
     kind: Literal["single_turn"] = "single_turn"
 
 
+class TextArenaEnv(EpisodeSection):
+    """One single-player textarena game (extra `envs`, textarena 0.7.4) per episode, seeded by
+    its task (task.kind = "textarena"); the game's final reward is the episode's
+    (rlvr.envs.textarena_env; docs/environments.md, "External environments")."""
+
+    kind: Literal["textarena"] = "textarena"
+    game: str = Field(min_length=1, description="the textarena id, e.g. 'GuessTheNumber-v0' (only games checked "
+                                                "to run offline: rlvr.envs.textarena_env.OFFLINE_GAMES)")
+    options: dict[str, Union[int, float, str, bool]] = Field({}, description="keyword arguments of the game's "
+                                                                           "constructor, over the id's own")
+    bracket_actions: bool = Field(True, description="an action with no [ ] is sent as [action] (textarena's "
+                                                    "ActionFormattingWrapper)")
+
+
 ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
     "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
-    "single_turn": SingleTurnEnv,
+    "single_turn": SingleTurnEnv, "textarena": TextArenaEnv,
 }, table="ENV_SECTIONS")
 
 
@@ -101,3 +122,14 @@ class GuessNumberTask(Section):
     test_size: int = Field(100, gt=0, description="held-out games")
     low: int = Field(1, description="the smallest secret")
     high: int = Field(100, description="the largest secret")
+
+
+class TextArenaTask(Section):
+    """Game seeds: each task is one seed of env.game (env.kind = "textarena"), so the G
+    episodes of a task play the same game. Seeds are distinct; games may still repeat where a
+    game has few instances (GuessTheNumber-v0 has 20 secrets)."""
+
+    kind: Literal["textarena"] = "textarena"
+    seed: int = Field(0, ge=0, description="seed of the game seeds")
+    train_size: int = Field(1000, gt=0, description="training games")
+    test_size: int = Field(100, gt=0, description="held-out games")

@@ -10,7 +10,7 @@ from pydantic import Discriminator, Field, Tag, model_validator
 from rlvr import names
 from rlvr.config.coherence import arithmetic_problems, refuse
 from rlvr.config.section import Section
-from rlvr.config.sections_env import GuessNumberTask
+from rlvr.config.sections_env import GuessNumberTask, TextArenaTask
 
 
 class ArithmeticTask(Section):
@@ -72,7 +72,7 @@ class DatasetsTask(Section):
 # [task] is keyed on `kind`: each kind's section carries only its own options.
 TASK_SECTIONS: dict[str, type[Section]] = names.TASK_KIND.bind({
     "arithmetic": ArithmeticTask, "jsonl": JsonlTask, "humaneval": HumanEvalTask, "reasoning_gym": ReasoningGymTask,
-    "datasets": DatasetsTask, "guess_number": GuessNumberTask,
+    "datasets": DatasetsTask, "guess_number": GuessNumberTask, "textarena": TextArenaTask,
 }, table="TASK_SECTIONS")
 # What rlvr wrote for every [task] key before the section was keyed on kind (each run's
 # config.toml held them all): a key of another kind with this value is such a leftover.

@@ -2,7 +2,8 @@
 
 `base` the contract (Env, StepResult, EpisodeLimits), `trajectory` exact token sequences,
 `render` turn rendering, `episodes` the batched runner, `tools` tool calls, `scored` episodes
-as the loop's scored groups; environments: `guess_number`, `tool_env` (the Python tool).
+as the loop's scored groups, `credit` per-turn credit; environments: `guess_number`,
+`tool_env` (the Python tool), `sql_env`, `one_turn`, `textarena_env` (the optional extra).
 """
 
 from rlvr.envs.base import Env, EpisodeLimits, StepResult

@@ -16,7 +16,7 @@ One turn of the runner:
      appended (rendered alone; "max_tokens" if they would not leave room for a turn).
 
 The runner only records step rewards: the hybrid rule is rlvr.envs.scored's, per-turn credit
-is not built; rlvr.orchestrate.episode_source wires episodes into a run.
+rlvr.envs.credit's; rlvr.orchestrate.episode_source wires episodes into a run.
 """
 
 from __future__ import annotations

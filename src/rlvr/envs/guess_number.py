@@ -4,10 +4,13 @@ The secret is the task's gold answer (`Sample.answer`), so the G episodes of one
 same game; `guess_number_samples` draws tasks from a seed. With an empty answer the secret is
 drawn from the episode's seed. Each turn the first integer in the action is the guess:
 
-    too low  -> "N is too low: guess higher."      reward 0
+    too low  -> "N is too low: guess higher."      reward 0 (closeness: a step reward, below)
     too high -> "N is too high: guess lower."      reward 0
     no number-> "Answer with one whole number."    reward 0 (counted in game/invalid)
     right    -> done, stop_reason "solved", reward 1
+
+With `closeness` > 0 a wrong guess earns the step reward closeness * (1 - |guess - secret| /
+(high - low)): a shaped signal for the hybrid rule and per-turn credit (rlvr.envs.credit).
 
 Cheap (no model, no I/O), for the default test run and as the worked example of the contract.
 """
@@ -31,12 +34,13 @@ def guess_number_samples(n: int, seed: int, low: int = 1, high: int = 100) -> li
 
 
 class GuessNumberEnv(Env):
-    """One game; `low`..`high` bound the secret when the sample gives none."""
+    """One game; `low`..`high` bound the secret when the sample gives none (and scale the
+    closeness reward)."""
 
-    def __init__(self, low: int = 1, high: int = 100):
+    def __init__(self, low: int = 1, high: int = 100, closeness: float = 0.0):
         if low > high:
             raise ValueError(f"GuessNumberEnv needs low <= high, got {low} > {high}")
-        self.low, self.high = low, high
+        self.low, self.high, self.closeness = low, high, closeness
         self.secret: int | None = None
 
     def reset(self, sample: Sample, seed: int) -> str:
@@ -58,4 +62,5 @@ class GuessNumberEnv(Env):
         if guess == self.secret:
             return StepResult("", reward=1.0, done=True, stop_reason="solved", metrics={"game/solved": 1.0})
         side = "low: guess higher" if guess < self.secret else "high: guess lower"
-        return StepResult(f"{guess} is too {side}.", metrics={"game/guesses": 1.0})
+        near = 1.0 - min(1.0, abs(guess - self.secret) / max(1, self.high - self.low))
+        return StepResult(f"{guess} is too {side}.", reward=self.closeness * near, metrics={"game/guesses": 1.0})

@@ -9,7 +9,7 @@ the policy's last turn (what a verifier of the final answer reads), and its rewa
 
 where r_1..r_T are the step rewards in order and r_T the terminal one (the environment's
 last step: a verifier's score in `ToolEnv`, 1 for a solved game). `step_weight = 0` (the
-default) trains on the terminal reward alone; per-turn credit is not built.
+default) trains on the terminal reward alone; per-turn credit is rlvr.envs.credit.
 
 An episode that ended at a runner limit carries its stop reason as a flag; one whose
 environment failed to start (no trajectory), or whose first observation left no room for a

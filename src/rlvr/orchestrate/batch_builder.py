@@ -10,7 +10,8 @@ The order (each step optional, set by the recipe through `BatchSpec`):
   5. KL in the reward    per-token beta * KL_t(pi_old || pi_ref)     (subtracted from rewards)
   6. advantages          ADVANTAGES[kind]: group (baseline then scale, one value a completion),
                          reinforce_pp (token returns whitened over the batch),
-                         gae (the critic's values, decoupled GAE, whitened)
+                         gae (the critic's values, decoupled GAE, whitened); or the rows'
+                         own per-token advantages (env.credit = "per_turn", rlvr.envs.credit)
   7. truncation mask     completions cut at the budget leave the loss (DAPO overlong filtering)
   8. imitation weights   VAPO's positive-example LM loss on the samples with reward 1
   9. masked advantages   adv * mask, so a masked token carries no advantage
@@ -105,7 +106,11 @@ def build_batch(groups: list[list[Scored]], spec: BatchSpec, models: BatchModels
         penalty, more = steps.kl_in_reward(batch.old_logp, ref, mask, spec.kl)
         metrics.update(more)
     values = None if models.critic is None else steps.critic_values(models.critic, batch)
-    adv, targets = ADVANTAGES[spec.advantage.kind](rewards, penalty, mask, batch.group_ids, values, spec.advantage)
+    if outcomes.token_adv is not None:  # per-turn credit (rlvr.envs.credit): the rows' own
+        adv, targets = outcomes.token_adv * mask, None
+    else:
+        adv, targets = ADVANTAGES[spec.advantage.kind](rewards, penalty, mask, batch.group_ids, values,
+                                                       spec.advantage)
     if spec.mask_truncated:
         mask, more = steps.mask_truncated_rows(mask, outcomes.truncated)
         metrics.update(more)

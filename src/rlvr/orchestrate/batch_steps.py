@@ -50,11 +50,14 @@ class Outcomes:
     rewards:   (B,) float32, the verifier's reward (before any shaping)
     lengths:   (B,) long, completion tokens sampled
     truncated: (B,) bool, the rollout stopped at the budget (finish reason `length`)
+    token_adv: (B, T) float32, advantages the rows brought (per-turn credit, rlvr.envs.credit),
+               0 on padding; None when no row did (then algo.advantage computes them)
     """
 
     rewards: Tensor
     lengths: Tensor
     truncated: Tensor
+    token_adv: Optional[Tensor] = None
 
 
 def collate_groups(groups: list[list[Scored]], pad_id: int) -> tuple[Batch, Outcomes]:
@@ -65,8 +68,26 @@ def collate_groups(groups: list[list[Scored]], pad_id: int) -> tuple[Batch, Outc
     batch = collate([s.rollout for s in flat], torch.zeros(len(flat)), group_ids, pad_id)
     outcomes = Outcomes(rewards=torch.tensor([s.reward for s in flat], dtype=torch.float32),
                         lengths=torch.tensor([len(s.rollout.completion_ids) for s in flat]),
-                        truncated=torch.tensor([s.rollout.finish_reason == "length" for s in flat]))
+                        truncated=torch.tensor([s.rollout.finish_reason == "length" for s in flat]),
+                        token_adv=carried_advantages(flat, batch.completion_mask.shape[1]))
     return batch, outcomes
+
+
+def carried_advantages(flat: list[Scored], t: int) -> Optional[Tensor]:
+    """(B, T) the rows' own per-token advantages, or None when no row carries any; a batch
+    where only some rows do is refused (their advantages would not be comparable)."""
+    carried = [s.token_adv is not None for s in flat]
+    if not any(carried):
+        return None
+    if not all(carried):
+        raise ValueError(f"{sum(carried)} of {len(flat)} rows carry per-token advantages (Scored.token_adv): "
+                         "all or none must")
+    adv = torch.zeros((len(flat), t))
+    for i, s in enumerate(flat):
+        if len(s.token_adv) != len(s.rollout.completion_ids):
+            raise ValueError(f"row {i}: {len(s.token_adv)} advantages for {len(s.rollout.completion_ids)} tokens")
+        adv[i, :len(s.token_adv)] = torch.tensor(s.token_adv, dtype=torch.float32)
+    return adv
 
 
 def kept_set_metrics(batch: Batch, sampling_mask: str) -> dict[str, float]:

@@ -59,7 +59,7 @@ class RewardToolEnv(ToolEnv):
 
 def _guess_number(config: Config, parts) -> EnvSpec:
     t = config.task  # coherence_env.py: task.kind = "guess_number"
-    return EnvSpec(lambda: GuessNumberEnv(t.low, t.high))
+    return EnvSpec(lambda: GuessNumberEnv(t.low, t.high, config.env.closeness))
 
 
 def _python_tool(config: Config, parts) -> EnvSpec:
@@ -91,7 +91,14 @@ def _single_turn(config: Config, parts) -> EnvSpec:
     return EnvSpec(lambda: OneTurnEnv(score))
 
 
+def _textarena(config: Config, parts) -> EnvSpec:
+    from rlvr.envs.textarena_env import textarena_env  # the optional extra, imported only when asked
+
+    e = config.env
+    return EnvSpec(textarena_env(e.game, dict(e.options), bracket_actions=e.bracket_actions))
+
+
 ENV_BUILDERS: dict[str, Callable[[Config, object], EnvSpec]] = names.ENV_KIND.bind(
     {"guess_number": _guess_number, "python_tool": _python_tool, "sql": _sql,
-     "single_turn": _single_turn},
+     "single_turn": _single_turn, "textarena": _textarena},
     without=("none",), table="ENV_BUILDERS")

@@ -14,8 +14,10 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 
+from rlvr.algo.advantages import outcome_advantages
 from rlvr.config import Config
 from rlvr.envs.base import Env, EpisodeLimits
+from rlvr.envs.credit import TurnCredit, credit_rule
 from rlvr.envs.episodes import EpisodeRunner, episode_metrics
 from rlvr.envs.render import renderer_for
 from rlvr.envs.scored import EpisodeScoring, episode_groups
@@ -24,6 +26,9 @@ from rlvr.orchestrate.env_choice import ENV_BUILDERS
 from rlvr.orchestrate.rollouts import Produced
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.tasks import PromptSampler
+from rlvr.types import Scored
+
+Groups = list[list[Scored]]
 
 
 class EpisodeSource:
@@ -31,15 +36,16 @@ class EpisodeSource:
 
     def __init__(self, runner: EpisodeRunner, make_env: Callable[[], Env], sampler: PromptSampler, *,
                  prompts: int, group_size: int, seed: int, scoring: EpisodeScoring = EpisodeScoring(),
-                 watchdog: Watchdog | None = None, on_close: Callable[[], None] = lambda: None):
+                 watchdog: Watchdog | None = None, on_close: Callable[[], None] = lambda: None,
+                 credit: Callable[[Groups], Groups] = lambda groups: groups):
         self.runner, self.make_env, self.sampler = runner, make_env, sampler
         self.prompts, self.group_size, self.seed, self.scoring = prompts, group_size, seed, scoring
-        self.watchdog, self.on_close = watchdog, on_close
+        self.watchdog, self.on_close, self.credit = watchdog, on_close, credit
 
     @classmethod
     def from_run(cls, config: Config, parts, watchdog: Watchdog) -> "EpisodeSource":
         """The episodes of a run: its engine, tokenizer, train split and sampling settings,
-        the [env] section's environment, limits and hybrid reward."""
+        the [env] section's environment, limits, hybrid reward and credit rule."""
         e, s = config.env, config.sampling
         context = getattr(parts.model.config, "max_position_embeddings", None)
         if context is not None and e.max_total_tokens > context:
@@ -52,7 +58,8 @@ class EpisodeSource:
                                workers=e.workers, tools=spec.tools)
         return cls(runner, spec.make_env, PromptSampler(parts.train_set, seed=config.run.seed),
                    prompts=s.prompts_per_step, group_size=s.group_size, seed=config.run.seed,
-                   scoring=EpisodeScoring(e.step_weight), watchdog=watchdog, on_close=spec.close)
+                   scoring=EpisodeScoring(e.step_weight), watchdog=watchdog, on_close=spec.close,
+                   credit=credit_rule(e.credit, turn_credit(config)))
 
     def state(self) -> dict:
         return {"sampler": self.sampler.state(), "engine_rng": self.runner.engine.generator.get_state()}
@@ -78,8 +85,19 @@ class EpisodeSource:
         with self._stage("generate", step):  # turns and environment steps interleave
             episodes = self.runner.run(self.make_env, flat, seeds)
         groups, counts = episode_groups(episodes, self.group_size, self.scoring)
+        groups = self.credit(groups)
         counts.update(episode_metrics(episodes))
         oldest = min((s.rollout.policy_version for g in groups for s in g),
                      default=self.runner.engine.policy_version)
         # Generation and environment steps interleave; the whole episode time counts as generation.
         return Produced(groups, counts, time.perf_counter() - t0, 0.0, oldest)
+
+
+def turn_credit(config: Config) -> TurnCredit:
+    """env.credit = "per_turn"'s options: the hybrid weight, the discount, algo's baseline and scale."""
+    e, a = config.env, config.algo
+
+    def normalise(returns, ids):
+        return outcome_advantages(returns, ids, baseline=a.baseline, scale=a.scale, eps=a.adv_eps)
+
+    return TurnCredit(step_weight=e.step_weight, gamma=e.turn_discount, normalise=normalise)

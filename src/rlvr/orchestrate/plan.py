@@ -29,7 +29,7 @@ from rlvr.tasks.registry import TASKS, TaskKind
 SourceBuilder = Callable[..., Source]  # (config, parts, watchdog) -> the producer's source
 SOURCES: dict[str, SourceBuilder] = names.ENV_KIND.bind({
     "none": RolloutSource, "guess_number": EpisodeSource.from_run, "python_tool": EpisodeSource.from_run,
-    "sql": EpisodeSource.from_run, "single_turn": EpisodeSource.from_run,
+    "sql": EpisodeSource.from_run, "single_turn": EpisodeSource.from_run, "textarena": EpisodeSource.from_run,
 }, table="SOURCES")
 
 

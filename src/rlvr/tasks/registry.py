@@ -68,6 +68,12 @@ def _guess_number(t: TaskSection, resolve: Resolve, render=None) -> Splits:
     return guess_number_splits(seed=t.seed, train_size=t.train_size, test_size=t.test_size, low=t.low, high=t.high)
 
 
+def _textarena(t: TaskSection, resolve: Resolve, render=None) -> Splits:
+    from rlvr.tasks.game_seeds import game_seed_splits
+
+    return game_seed_splits(seed=t.seed, train_size=t.train_size, test_size=t.test_size, name="textarena")
+
+
 TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
     "arithmetic": TaskKind(_arithmetic, scorer="math"),
     "jsonl": TaskKind(_jsonl, scorer="math"),
@@ -75,6 +81,7 @@ TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
     "reasoning_gym": TaskKind(_reasoning_gym, scorer="math"),  # eval: the default, numeric generator
     "datasets": TaskKind(_datasets, scorer="math"),
     "guess_number": TaskKind(_guess_number, scorer="math"),  # single-turn: the first guess
+    "textarena": TaskKind(_textarena, scorer="math"),  # only env.kind = "textarena" plays it (coherence_env.py)
 }, table="TASKS")
 
 
