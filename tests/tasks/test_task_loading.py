@@ -51,5 +51,7 @@ def test_rlvr_eval_reads_tasks_through_the_training_registry(tmp_path):
     rows.write_text('{"prompt": "1+1=", "answer": "2"}\n')
     assert [s.answer for s in load_prompts(f"jsonl:{rows}", None)] == ["2"]
     with pytest.raises(ConfigError, match=r"--task 'arithmetik': expected one of arithmetic, humaneval, "
-                                          r"reasoning_gym, guess_number, textarena or jsonl:PATH"):
+                                          r"reasoning_gym, guess_number or jsonl:PATH"):
         load_prompts("arithmetik", None)
+    with pytest.raises(ConfigError, match=r"--task 'textarena': these tasks are played as episodes"):
+        load_prompts("textarena", None)  # its rows are game seeds: a single-turn score means nothing

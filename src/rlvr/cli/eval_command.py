@@ -85,6 +85,9 @@ def parse_ks(text: str | None, n: int) -> tuple[int, ...]:
     return ks
 
 
+EPISODE_ONLY_TASKS = ("textarena",)  # tasks only an [env] plays (coherence_env.py)
+
+
 def task_section(task: str) -> "TaskSection":
     """--task KIND (a task kind with its default settings: arithmetic is the demo's test split)
     or jsonl:PATH, as the [task] section training would read."""
@@ -94,8 +97,12 @@ def task_section(task: str) -> "TaskSection":
     if task.startswith("jsonl:"):
         return section(kind="jsonl", test_path=task.removeprefix("jsonl:"))
     file_kinds = ("jsonl", "datasets")  # a file's kind: jsonl:PATH (datasets files: not yet in eval)
+    if task in EPISODE_ONLY_TASKS:  # its rows are game seeds: a single-turn score means nothing
+        raise ConfigError(f"--task {task!r}: these tasks are played as episodes; give --recipe with its [env] "
+                          "section and no --task (docs/environments.md, Evaluation on environments)")
     if task not in TASKS or task in file_kinds:
-        raise ConfigError(f"--task {task!r}: expected one of {', '.join(k for k in TASKS if k not in file_kinds)} "
+        offered = (k for k in TASKS if k not in file_kinds and k not in EPISODE_ONLY_TASKS)
+        raise ConfigError(f"--task {task!r}: expected one of {', '.join(offered)} "
                           "or jsonl:PATH (or datasets:PATH, or datasets: the --recipe's test split)")
     return section(kind=task)
 
