@@ -40,6 +40,7 @@ GOLDEN_OVERRIDES: dict[str, list[str]] = {
     "vapo": ["critic.pretrain_steps=1"],
     "grpo_async": ["orchestrate.mode=async", "orchestrate.max_staleness=0"],
     "env_guess_number": ["eval.size=0"],  # evaluation on episodes is not built (config/coherence_env.py)
+    "env_python_demo": ["eval.size=0"],
 }
 # Golden runs that are not a recipe file: name -> the recipe they run (with their extras above).
 # No recipe in recipes/ is async, so this one covers the AsyncProducer. Staleness 0 only: with k >= 1 the
@@ -86,6 +87,11 @@ def missing_requirement(config) -> str | None:
     for module, why in needs:
         if importlib.util.find_spec(module) is None:
             return f"{why} needs the `{module}` package, not installed"
+    if config.env.kind == "python_tool":
+        from rlvr.rewards.sandbox import bwrap_unavailable
+
+        if (why := bwrap_unavailable()) is not None:
+            return f"env.kind = python_tool runs code in bubblewrap, which cannot sandbox here: {why}"
     if config.model.device.startswith("cuda") or config.train.fsdp:
         if not torch.cuda.is_available():
             return f"model.device = {config.model.device} / train.fsdp needs a GPU"

@@ -63,6 +63,10 @@ def train(args: argparse.Namespace) -> int:
 
 
 def demo(args: argparse.Namespace) -> int:
+    if getattr(args, "env", None) is not None:  # the tool-use demo (cli/demo_env.py)
+        from rlvr.cli.demo_env import env_demo
+
+        return env_demo(args, recipes_dir(), load_heavy)
     overrides = [f"run.name=demo-{time.strftime('%Y%m%d-%H%M%S')}", *args.overrides]
     config = load_config(recipes_dir() / "demo.toml", overrides)
     run_training = load_heavy().train

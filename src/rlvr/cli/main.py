@@ -8,11 +8,13 @@ from pathlib import Path
 
 from rlvr.cli import (audit_command, eval_command, eval_judge_command, export_command, fit_command, report_command,
                       serve_command, verify_command)
+from rlvr.cli.demo_env import DEMO_ENVS
 from rlvr.errors import RlvrError
 
 EPILOG = """\
 examples:
   rlvr demo                                  train the shipped tiny model, show before/after
+  rlvr demo --env python                     the tool-use demo: a tiny model learns to call python
   rlvr train recipes/grpo.toml               train with a recipe
   rlvr train grpo --set train.lr=3e-5        recipe by name, with an override
   rlvr train --resume runs/grpo              continue a stopped run (kill -9 included)
@@ -39,6 +41,9 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in this folder")
     demo = sub.add_parser("demo", help="GRPO on the shipped tiny model: held-out accuracy before and after")
     demo.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    demo.add_argument("--env", choices=sorted(DEMO_ENVS), default=None,
+                      help="the tool-use demo instead: GRPO over trajectories on models/tiny-tool, held-out "
+                           "greedy success before and after (python: recipes/env_python_demo.toml)")
     rec = sub.add_parser("recipes", help="list the recipes with one line each")
     rec.add_argument("action", nargs="?", choices=["show"], help="show one recipe's resolved settings")
     rec.add_argument("name", nargs="?")
