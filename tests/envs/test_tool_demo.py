@@ -1,5 +1,5 @@
 """The tool-use demo: scripts/make_tool_model.py, models/tiny-tool, recipes/env_python_demo.toml,
-`rlvr demo --env python` and its greedy before/after figure (rlvr.envs.greedy_eval)."""
+`rlvr demo --env python` and its greedy before/after figure (rlvr.cli.demo_env.greedy_success)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import pytest
 
 from rlvr.config import load_config
 from rlvr.envs import EpisodeLimits, PlainRenderer
-from rlvr.envs.greedy_eval import greedy_success
+from rlvr.cli.demo_env import greedy_success
+from rlvr.envs.render import renderer_for
+from rlvr.orchestrate.episode_eval import EpisodeEvaluator
 from rlvr.envs.tool_env import ToolEnv, sandbox_python
 from rlvr.envs.tools import ToolBox, make_tool
 from rlvr.rewards.exact_verifier import ExactVerifier
@@ -106,8 +108,9 @@ def test_greedy_success_counts_answered_right_and_plays_at_temperature_0(scripte
     seen = []
     generate = engine.generate_ids
     engine.generate_ids = lambda rows, params: seen.append(params.temperature) or generate(rows, params)
-    score = greedy_success(engine, engine.tokenizer, lambda: ToolEnv(box, ExactVerifier(), mtm.INSTRUCTIONS),
-                           tasks, EpisodeLimits(max_turns=3, max_total_tokens=256), max_new_tokens=80)
+    evaluator = EpisodeEvaluator(lambda: ToolEnv(box, ExactVerifier(), mtm.INSTRUCTIONS), renderer_for(engine.tokenizer),
+                                 EpisodeLimits(max_turns=3, max_total_tokens=256))
+    score = greedy_success(evaluator, engine, tasks, max_new_tokens=80)
     assert score.success == pytest.approx(1 / 3) and score.tool_calls_mean == pytest.approx(2 / 3)
     assert score.stop_reasons == {"answered": 3} and set(seen) == {0.0}
     assert "1 of" not in score.line() and score.line().startswith("33.3% of 3 held-out tasks solved")

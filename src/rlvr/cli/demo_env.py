@@ -3,8 +3,8 @@
 multiplication; prints held-out greedy success before and after (docs/environments.md, "The
 tool-use demo").
 
-The before/after figure is `rlvr.envs.greedy_eval.greedy_success` on the whole test split,
-one greedy episode per task, with the recipe's environment and limits: the weights at
+The before/after figure is `greedy_success` below on the whole test split: one greedy
+episode per task through the evaluation's path (`rlvr.orchestrate.episode_eval`), with the recipe's environment and limits: the weights at
 model.path, then the run's last checkpoint. Only this module imports the training stack, and
 only once the recipe has passed.
 """
@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from rlvr.config import load_config
@@ -22,25 +24,53 @@ from rlvr.config import load_config
 DEMO_ENVS = {"python": "env_python_demo.toml"}
 
 
-def greedy_score(config, weights_from: Path | None):
+@dataclass(frozen=True)
+class GreedyScore:
+    """What greedy play on `tasks` held-out tasks gave (one episode each)."""
+
+    tasks: int
+    success: float  # the share of tasks solved (evaluate/episodes_eval.py's success rule)
+    tool_calls_mean: float  # per episode
+    stop_reasons: dict[str, int]
+
+    @classmethod
+    def of(cls, played) -> "GreedyScore":
+        outcomes = [o for t in played for o in t.outcomes]
+        if not outcomes:
+            raise ValueError("the greedy demo score needs at least one held-out task")
+        n = len(outcomes)
+        return cls(tasks=n, success=sum(o.success() for o in outcomes) / n,
+                   tool_calls_mean=sum(o.tool_calls for o in outcomes) / n,
+                   stop_reasons=dict(Counter(o.stop_reason for o in outcomes)))
+
+    def line(self) -> str:
+        stops = ", ".join(f"{k} {v}" for k, v in sorted(self.stop_reasons.items()))
+        return (f"{self.success:.1%} of {self.tasks} held-out tasks solved, "
+                f"{self.tool_calls_mean:.2f} tool calls an episode (stops: {stops})")
+
+
+def greedy_success(evaluator, engine, tasks, max_new_tokens: int, seed: int = 0) -> GreedyScore:
+    """One greedy episode per task through the evaluation's path (orchestrate/episode_eval.py)."""
+    from rlvr.engines.base import SamplingParams
+
+    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0)
+    return GreedyScore.of(evaluator.play(engine, tasks, 1, params, seed))
+
+
+def greedy_score(config, weights_from: Path | None) -> GreedyScore:
     """Greedy success of the recipe's model (or a checkpoint's weights) on its test split."""
-    from rlvr.envs.base import EpisodeLimits
-    from rlvr.envs.greedy_eval import greedy_success
     from rlvr.orchestrate.components import build
-    from rlvr.orchestrate.env_choice import ENV_BUILDERS
+    from rlvr.orchestrate.episode_eval import EpisodeEvaluator
     from rlvr.orchestrate.plan import plan_run
     from rlvr.orchestrate.run import repo_root
 
     parts = build(plan_run(config), repo_root(), weights_from=weights_from)
-    e = config.env
-    spec = ENV_BUILDERS[e.kind](config, parts)
-    limits = EpisodeLimits(max_turns=e.max_turns, max_total_tokens=e.max_total_tokens,
-                           max_tool_calls=e.max_tool_calls, wall_s=e.wall_s)
+    evaluator = EpisodeEvaluator.from_config(config, parts)
     try:
-        return greedy_success(parts.engine, parts.tokenizer, spec.make_env, parts.test_set, limits,
-                              config.sampling.max_new_tokens, spec.tools, workers=e.workers)
+        return greedy_success(evaluator, parts.engine, parts.test_set, config.sampling.max_new_tokens,
+                              config.run.seed)
     finally:
-        spec.close()
+        evaluator.close()
 
 
 def env_demo(args: argparse.Namespace, recipes_dir: Path, load_heavy) -> int:
