@@ -174,6 +174,10 @@ DTYPE = Registry("model.dtype", {
     "float32": "full precision weights",
     "bfloat16": "bfloat16 weights (the LM head stays float32 with model.fp32_head)",
 })
+MASTER_WEIGHTS = Registry("model.master_weights", {
+    "fp32": "bfloat16 weights are stepped through an fp32 master copy in the optimizer (mixed precision)",
+    "none": "bfloat16 weights are stepped in bfloat16 (updates below bf16's resolution are lost)",
+})
 ORCHESTRATE_MODE = Registry("orchestrate.mode", {
     "sync": "generate, then train, one phase after the other (on-policy)",
     "async": "rollouts produced ahead by up to orchestrate.max_staleness policy versions",
@@ -199,5 +203,5 @@ ALL: tuple[Registry, ...] = (
     ADVANTAGE, BASELINE, SCALE, RATIO_LEVEL, SURROGATE, AGGREGATION, KL, KL_PLACEMENT, MISMATCH,
     SAMPLING_MASK, ENTROPY_CONTROL, VALUE_LOSS, LR_SCHEDULE, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
     MODEL_VERIFIER, TEMPLATED_VERIFIER, ANSWER_TEMPLATED_VERIFIER, TEMPLATE, TASK_KIND, ENGINE,
-    DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND, ENV_KIND, TOOL_PARSER,
+    DTYPE, MASTER_WEIGHTS, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND, ENV_KIND, TOOL_PARSER,
 )

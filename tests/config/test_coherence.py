@@ -83,6 +83,7 @@ CASES = {
     "fsdp_ray": (["train.fsdp=true", 'orchestrate.backend="ray"'], "train.fsdp needs orchestrate.backend = 'local'"),
     "fsdp_gae": (["train.fsdp=true", *GAE], "train.fsdp does not shard the critic yet"),
     "fsdp_lora": (["train.fsdp=true", "model.lora_rank=8"], "model.lora_rank > 0 with train.fsdp"),
+    "fsdp_bf16_master": (["train.fsdp=true", "model.dtype=\"bfloat16\""], "model.master_weights = 'fp32' with train.fsdp"),
     # [task], [eval]
     "jsonl_without_train_path": (['task.kind="jsonl"'], "task.kind = 'jsonl' needs task.train_path"),
     "datasets_without_train_path": (['task.kind="datasets"'], "task.kind = 'datasets' needs task.train_path"),

@@ -207,3 +207,6 @@ def fsdp_incoherences(c: Config) -> Iterator[str]:
         yield "train.fsdp does not shard the critic yet (algo.advantage = 'gae')"
     if c.model.lora_rank:
         yield "model.lora_rank > 0 with train.fsdp is not supported yet"
+    if c.model.dtype != "float32" and c.model.master_weights == "fp32":
+        yield (f"model.master_weights = 'fp32' with train.fsdp is not supported yet (model.dtype = "
+               f"{c.model.dtype!r}): set model.master_weights = 'none' or model.dtype = 'float32'")
