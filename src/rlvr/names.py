@@ -21,12 +21,15 @@ ADVANTAGE = Registry("algo.advantage", {
 BASELINE = Registry("algo.baseline", {
     "group_mean": "subtract the mean reward of the completion's group (GRPO)",
     "rloo": "subtract the mean of the other completions of the group (RLOO, arXiv:2402.14740)",
+    "length_weighted": "subtract the length-weighted group mean sum |y| r / sum |y| (OPO, arXiv:2505.23585)",
+    "passk": "pass@k, k = group size: only the group's best gets r_max - r_second, the rest 0 (arXiv:2503.19595, verl's grpo_passk)",
     "none": "no baseline: the reward as it is",
 })
 SCALE = Registry("algo.scale", {
     "group_std": "divide by the std of the group's rewards plus algo.adv_eps (GRPO)",
     "batch_std": "divide by the batch std of the group-centred advantages (ScaleRL)",
     "batch_std_raw": "divide by the batch std of the raw rewards (TRL's scale_rewards = 'batch')",
+    "gpg": "multiply by B / (B - M), M the rows of zero-variance groups (GPG's AGE, arXiv:2504.02546)",
     "none": "no scaling (Dr. GRPO, arXiv:2503.20783)",
 })
 RATIO_LEVEL = Registry("algo.ratio_level", {
