@@ -2,11 +2,15 @@
 seconds per step, in the same process, same seeds.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/master_weights.py [--steps 150] [--seeds 0,1]
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/master_weights.py --fixed-batch
 
 Each run trains the shipped tiny model from `recipes/demo.toml` with `model.dtype = "bfloat16"`
 and `model.master_weights` = "fp32" or "none" (float32 as a third, reference arm), then reports
 greedy accuracy on 200 held-out problems at the end and the mean wall seconds of a training step
 (`time/step_s`, generation included) and of its training part (forward, backward, optimizer). Prints one markdown table.
+Whole-run step times also follow what each policy generates (a weaker policy may write longer
+answers), so `--fixed-batch` times the trainer alone: both arms step the same batch in turn,
+30 times each, and the medians of the forward, backward and optimizer phases are printed.
 """
 
 from __future__ import annotations
@@ -38,12 +42,49 @@ def run(arm: str, seed: int, steps: int, root: Path) -> tuple[float, float, floa
     return [r["eval/accuracy"] for r in rows if "eval/accuracy" in r][-1], step_s, train_s
 
 
+def fixed_batch_times(repeats: int = 30) -> None:
+    """Median milliseconds of each training phase, both arms interleaved on one batch."""
+    import torch
+
+    from rlvr.algo import Objective, outcome_advantages
+    from rlvr.engines import HFEngine, SamplingParams
+    from rlvr.engines.loading import load_model, load_tokenizer
+    from rlvr.train import OptimConfig, Trainer
+    from rlvr.train.batching import collate
+
+    tiny, tokenizer = REPO / "models" / "tiny-arith", load_tokenizer(REPO / "models" / "tiny-arith")
+    trainers = {arm: Trainer(load_model(tiny, "bfloat16", fp32_head=True), Objective(),
+                             OptimConfig(lr=3e-5, master_weights=arm == "bf16_fp32_master"), micro_batch_size=128)
+                for arm in ("bf16_fp32_master", "bf16_no_master")}
+    engine = HFEngine(load_model(tiny, "bfloat16", fp32_head=True), tokenizer, seed=0)
+    groups = engine.generate([f"{a}+{b}=" for a, b in zip(range(10, 26), range(40, 56))], 8,
+                             SamplingParams(max_new_tokens=8))
+    ids = torch.arange(16).repeat_interleave(8)
+    rewards = torch.rand(128, generator=torch.Generator().manual_seed(0)).round()
+    batch = collate([r for g in groups for r in g], outcome_advantages(rewards, ids, baseline="group_mean",
+                                                                        scale="group_std"), ids, tokenizer.pad_token_id)
+    phases = ("time/train_forward_s", "time/backward_s", "time/optimizer_s")
+    seen = {arm: {p: [] for p in phases} for arm in trainers}
+    for i in range(repeats + 5):
+        for arm, trainer in trainers.items():
+            metrics = trainer.step(batch)
+            for p in phases:
+                if i >= 5:  # warm-up
+                    seen[arm][p].append(metrics[p])
+    print("| arm | forward ms | backward ms | optimizer ms |\n|---|---|---|---|")
+    for arm, times in seen.items():
+        print(f"| {arm} | " + " | ".join(f"{statistics.median(times[p]) * 1e3:.1f}" for p in phases) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--seeds", default="0,1")
     parser.add_argument("--arms", default=",".join(ARMS))
+    parser.add_argument("--fixed-batch", action="store_true")
     args = parser.parse_args()
+    if args.fixed_batch:
+        return fixed_batch_times()
     seeds = [int(s) for s in args.seeds.split(",")]
     results = {}
     with tempfile.TemporaryDirectory() as root:

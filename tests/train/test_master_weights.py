@@ -4,24 +4,35 @@ safetensors get the bf16 weights, and a resume continues from the exact fp32 mas
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
-from rlvr.algo import Objective
+from rlvr.algo import Objective, outcome_advantages
 from rlvr.config import load_config
+from rlvr.engines import HFEngine, SamplingParams
 from rlvr.engines.loading import load_model
 from rlvr.orchestrate import resume, train
 from rlvr.train import OptimConfig, Trainer
+from rlvr.train.batching import collate
 from rlvr.train.checkpoint import read_state
 from rlvr.train.master_weights import MasterWeights
 
-from tests.train.test_trainer import rollout_batch
-
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "models" / "tiny-arith"
+
+
+def rollout_batch(model, tokenizer):
+    """Twelve sampled completions of three prompts with GRPO advantages of a made-up reward."""
+    engine = HFEngine(copy.deepcopy(model), tokenizer, seed=0)
+    groups = engine.generate(["12+34=", "5+77=", "90+9="], 4, SamplingParams(max_new_tokens=5))
+    group_ids = torch.arange(3).repeat_interleave(4)
+    rewards = torch.tensor([float(i % 3 == 0) for i in range(12)])
+    adv = outcome_advantages(rewards, group_ids, baseline="group_mean", scale="group_std")
+    return collate([r for g in groups for r in g], adv, group_ids, tokenizer.pad_token_id)
 
 
 class OneWeight(nn.Module):
