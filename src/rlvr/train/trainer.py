@@ -51,7 +51,7 @@ class Trainer:
         self.micro_batch_size = micro_batch_size
         self.temperature = temperature
         self.master = MasterWeights(model) if optim.master_weights else None
-        stepped = self.master.params if self.master else [p for p in model.parameters() if p.requires_grad]
+        stepped = self.master.params if self.master is not None else [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(  # frozen weights (LoRA's base) are not its business
             stepped, lr=optim.lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay,
         )
@@ -129,7 +129,7 @@ class Trainer:
         t0 = time.perf_counter()
         grad_norm = self.clip_gradients()
         if not torch.isfinite(grad_norm):
-            grads = (self.master.named_gradients() if self.master else
+            grads = (self.master.named_gradients() if self.master is not None else
                      ((n, p.grad) for n, p in self.model.named_parameters() if p.grad is not None))
             raise NumericalError(f"{self.update_name(1)}: gradient norm is {float(grad_norm)} "
                                  f"({self.culprit(grads, 'gradient')}); the step was not applied")
