@@ -76,3 +76,19 @@ def test_reinforce_pp_reads_lengths_too():
     mask = torch.tensor([[1, 0, 0], [1, 1, 1]], dtype=torch.float64)
     adv = reinforce_pp_advantages(t(1, 0), torch.tensor([0, 0]), mask, baseline="length_weighted")
     assert torch.isfinite(adv).all() and adv[0, 0] > 0 > adv[1, 0]
+
+
+@pytest.mark.parametrize("axes", [("length_weighted", "none"), ("passk", "group_std"), ("group_mean", "gpg")],
+                         ids=["opo", "passk", "gpg"])
+def test_each_estimator_trains_a_step_of_the_recipe(tmp_path, axes):
+    from pathlib import Path
+
+    from rlvr.config import load_config
+    from rlvr.orchestrate import train
+
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "grpo.toml"
+    config = load_config(recipe, [f"run.output_dir={tmp_path}", "run.name=e", "train.steps=2", "eval.size=0",
+                                  "sampling.prompts_per_step=2", "sampling.group_size=4", "log.progress=none",
+                                  f'algo.baseline="{axes[0]}"', f'algo.scale="{axes[1]}"'])
+    rows = train(config).folder.read_metrics()
+    assert [r["step"] for r in rows] == [1, 2] and all(r["train/grad_norm"] >= 0 for r in rows)

@@ -109,11 +109,11 @@ def per_token_incoherences(a: AlgoSection) -> Iterator[str]:
 
 def advantage_incoherences(c: Config) -> Iterator[str]:
     a = c.algo
-    if a.baseline in ("group_mean", "rloo") and c.sampling.group_size == 1:
+    if a.baseline in ("group_mean", "rloo", "length_weighted", "passk") and c.sampling.group_size == 1:
         yield f"algo.baseline = {a.baseline!r} needs sampling.group_size >= 2 (a group of one has zero advantage)"
     if a.advantage == "reinforce_pp" and a.scale != "none":
         yield "algo.advantage = 'reinforce_pp' whitens over the batch itself: set algo.scale = 'none'"
-    if a.advantage == "reinforce_pp" and a.baseline == "rloo":
+    if a.advantage == "reinforce_pp" and a.baseline not in ("none", "group_mean"):
         yield "algo.advantage = 'reinforce_pp' takes algo.baseline 'none' or 'group_mean' (REINFORCE++-baseline)"
     if a.advantage == "gae" and (a.baseline != "none" or a.scale != "none"):
         yield "algo.advantage = 'gae' takes its baseline from the critic: set algo.baseline and algo.scale to 'none'"
