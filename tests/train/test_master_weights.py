@@ -159,3 +159,43 @@ def test_a_resumed_bf16_run_equals_the_uninterrupted_one(tmp_path, lora):
     assert s_whole["master_weights"].keys() == s_resumed["master_weights"].keys()
     for name, value in s_whole["master_weights"].items():
         assert torch.equal(value, s_resumed["master_weights"][name]), name
+
+
+@pytest.mark.slow  # ~1 min: three processes
+def test_a_bf16_run_killed_mid_run_resumes_to_the_uninterrupted_masters(tmp_path):
+    """kill -9 once step_2's checkpoint is on disk (the process is then generating or training
+    step 3), resume: the final fp32 masters and bf16 weights are the uninterrupted run's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from safetensors.torch import load_file
+
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE", "OMP_NUM_THREADS": "1"}
+    sets = [*ARGS, "train.steps=4", "checkpoint.every=1", f"run.output_dir={tmp_path}"]
+
+    def start(*args):
+        return subprocess.Popen([sys.executable, "-m", "rlvr.cli.main", *args], cwd=tmp_path, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def launch(name):
+        return start("train", "grpo", *[f"--set={o}" for o in (*sets, f"run.name={name}")])
+
+    assert launch("whole").wait(timeout=300) == 0
+    victim, deadline = launch("killed"), time.time() + 300
+    while not (tmp_path / "killed" / "checkpoints" / "step_2").is_dir() and victim.poll() is None:
+        assert time.time() < deadline
+        time.sleep(0.005)
+    assert victim.poll() is None, "the run ended before it could be killed"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    resumed = start("train", "--resume", str(tmp_path / "killed"))
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read()
+    a, b = (tmp_path / n / "checkpoints" / "step_4" for n in ("whole", "killed"))
+    masters_a, masters_b = (read_state(p)["optimizer"]["master_weights"] for p in (a, b))
+    assert masters_a.keys() == masters_b.keys() and masters_a
+    assert all(torch.equal(masters_a[k], masters_b[k]) for k in masters_a)
+    weights_a, weights_b = load_file(a / "model.safetensors"), load_file(b / "model.safetensors")
+    assert all(weights_a[k].dtype == torch.bfloat16 and torch.equal(weights_a[k], weights_b[k]) for k in weights_a)
