@@ -21,12 +21,15 @@ ADVANTAGE = Registry("algo.advantage", {
 BASELINE = Registry("algo.baseline", {
     "group_mean": "subtract the mean reward of the completion's group (GRPO)",
     "rloo": "subtract the mean of the other completions of the group (RLOO, arXiv:2402.14740)",
+    "length_weighted": "subtract the length-weighted group mean sum |y| r / sum |y| (OPO, arXiv:2505.23585)",
+    "passk": "pass@k, k = group size: only the group's best gets r_max - r_second, the rest 0 (arXiv:2503.19595, verl's grpo_passk)",
     "none": "no baseline: the reward as it is",
 })
 SCALE = Registry("algo.scale", {
     "group_std": "divide by the std of the group's rewards plus algo.adv_eps (GRPO)",
     "batch_std": "divide by the batch std of the group-centred advantages (ScaleRL)",
     "batch_std_raw": "divide by the batch std of the raw rewards (TRL's scale_rewards = 'batch')",
+    "gpg": "multiply by B / (B - M), M the rows of zero-variance groups (GPG's AGE, arXiv:2504.02546)",
     "none": "no scaling (Dr. GRPO, arXiv:2503.20783)",
 })
 RATIO_LEVEL = Registry("algo.ratio_level", {
@@ -175,6 +178,10 @@ DTYPE = Registry("model.dtype", {
     "float32": "full precision weights",
     "bfloat16": "bfloat16 weights (the LM head stays float32 with model.fp32_head)",
 })
+MASTER_WEIGHTS = Registry("model.master_weights", {
+    "fp32": "bfloat16 weights are stepped through an fp32 master copy in the optimizer (mixed precision)",
+    "none": "bfloat16 weights are stepped in bfloat16 (updates below bf16's resolution are lost)",
+})
 ORCHESTRATE_MODE = Registry("orchestrate.mode", {
     "sync": "generate, then train, one phase after the other (on-policy)",
     "async": "rollouts produced ahead by up to orchestrate.max_staleness policy versions",
@@ -205,5 +212,5 @@ ALL: tuple[Registry, ...] = (
     ADVANTAGE, BASELINE, SCALE, RATIO_LEVEL, SURROGATE, AGGREGATION, KL, KL_PLACEMENT, MISMATCH,
     SAMPLING_MASK, ENTROPY_CONTROL, VALUE_LOSS, LR_SCHEDULE, ZERO_VARIANCE, CURRICULUM, VERIFIER, PROGRAM_VERIFIER,
     MODEL_VERIFIER, TEMPLATED_VERIFIER, ANSWER_TEMPLATED_VERIFIER, TEMPLATE, TASK_KIND, ENGINE,
-    DTYPE, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND, ENV_KIND, TOOL_PARSER, ENV_CREDIT,
+    DTYPE, MASTER_WEIGHTS, ORCHESTRATE_MODE, ORCHESTRATE_BACKEND, ENV_KIND, TOOL_PARSER, ENV_CREDIT,
 )

@@ -45,6 +45,9 @@ def loop_advantages(rewards: list[float], group_ids: list[int], scale: str, eps:
     if scale == "batch_std_raw":
         std = statistics.stdev(rewards) if len(rewards) > 1 else 0.0
         return [c / (std + eps) for c in centred]
+    if scale == "gpg":  # B / (rows of the groups whose rewards are not all equal)
+        valid = sum(1 for g in group_ids if len(set(groups[g])) > 1)
+        return [c * len(rewards) / valid if valid else c for c in centred]
     raise AssertionError(f"no reference for scale {scale!r}; add one here")
 
 

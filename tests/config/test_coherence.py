@@ -58,6 +58,8 @@ CASES = {
     "baseline_of_one": (["sampling.group_size=1"], "algo.baseline = 'group_mean' needs sampling.group_size >= 2"),
     "reinforce_pp_scaled": (['algo.advantage="reinforce_pp"'], "whitens over the batch itself: set algo.scale"),
     "reinforce_pp_rloo": ([*RPP, 'algo.baseline="rloo"'], "takes algo.baseline 'none' or 'group_mean'"),
+    "reinforce_pp_passk": ([*RPP, 'algo.baseline="passk"'], "takes algo.baseline 'none' or 'group_mean'"),
+    "passk_of_one": (["sampling.group_size=1", 'algo.baseline="passk"'], "algo.baseline = 'passk' needs sampling.group_size >= 2"),
     "gae_with_group_baseline": (['algo.advantage="gae"'], "algo.advantage = 'gae' takes its baseline from the critic"),
     "lam_without_gae": (["algo.lam_critic=1.0"], "algo.lam_critic / algo.lam_alpha are only read"),
     # [sampling], [orchestrate], engine, FSDP
@@ -83,6 +85,7 @@ CASES = {
     "fsdp_ray": (["train.fsdp=true", 'orchestrate.backend="ray"'], "train.fsdp needs orchestrate.backend = 'local'"),
     "fsdp_gae": (["train.fsdp=true", *GAE], "train.fsdp does not shard the critic yet"),
     "fsdp_lora": (["train.fsdp=true", "model.lora_rank=8"], "model.lora_rank > 0 with train.fsdp"),
+    "fsdp_bf16_master": (["train.fsdp=true", "model.dtype=\"bfloat16\""], "model.master_weights = 'fp32' with train.fsdp"),
     # [task], [eval]
     "jsonl_without_train_path": (['task.kind="jsonl"'], "task.kind = 'jsonl' needs task.train_path"),
     "datasets_without_train_path": (['task.kind="datasets"'], "task.kind = 'datasets' needs task.train_path"),

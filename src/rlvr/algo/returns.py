@@ -78,7 +78,7 @@ def reinforce_pp_advantages(
     A zero-variance group under `group_mean` contributes zeros before the whitening, which
     then shifts it by minus the batch mean like every other token.
     """
-    centred = BASELINES[baseline](rewards, group_ids)
+    centred = BASELINES[baseline](rewards, group_ids, mask.sum(1))
     token_rewards = outcome_token_rewards(centred, mask)
     if kl_penalty is not None:
         token_rewards = token_rewards - kl_penalty * mask

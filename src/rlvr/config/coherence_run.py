@@ -109,11 +109,11 @@ def per_token_incoherences(a: AlgoSection) -> Iterator[str]:
 
 def advantage_incoherences(c: Config) -> Iterator[str]:
     a = c.algo
-    if a.baseline in ("group_mean", "rloo") and c.sampling.group_size == 1:
+    if a.baseline in ("group_mean", "rloo", "length_weighted", "passk") and c.sampling.group_size == 1:
         yield f"algo.baseline = {a.baseline!r} needs sampling.group_size >= 2 (a group of one has zero advantage)"
     if a.advantage == "reinforce_pp" and a.scale != "none":
         yield "algo.advantage = 'reinforce_pp' whitens over the batch itself: set algo.scale = 'none'"
-    if a.advantage == "reinforce_pp" and a.baseline == "rloo":
+    if a.advantage == "reinforce_pp" and a.baseline not in ("none", "group_mean"):
         yield "algo.advantage = 'reinforce_pp' takes algo.baseline 'none' or 'group_mean' (REINFORCE++-baseline)"
     if a.advantage == "gae" and (a.baseline != "none" or a.scale != "none"):
         yield "algo.advantage = 'gae' takes its baseline from the critic: set algo.baseline and algo.scale to 'none'"
@@ -207,3 +207,6 @@ def fsdp_incoherences(c: Config) -> Iterator[str]:
         yield "train.fsdp does not shard the critic yet (algo.advantage = 'gae')"
     if c.model.lora_rank:
         yield "model.lora_rank > 0 with train.fsdp is not supported yet"
+    if c.model.dtype != "float32" and c.model.master_weights == "fp32":
+        yield (f"model.master_weights = 'fp32' with train.fsdp is not supported yet (model.dtype = "
+               f"{c.model.dtype!r}): set model.master_weights = 'none' or model.dtype = 'float32'")

@@ -35,6 +35,9 @@ class RunSection(Section):
 class ModelSection(Section):
     path: str = "models/tiny-arith"
     dtype: names.DTYPE.literal() = "float32"
+    # With bfloat16: "fp32" keeps an fp32 copy of the trainable weights in the optimizer (the
+    # bf16 weights are refreshed from it each step; rlvr.train.master_weights). No effect in float32.
+    master_weights: names.MASTER_WEIGHTS.literal() = "fp32"
     # Where the policy, reference, critic and in-process engine live: "cpu", "cuda", "cuda:N",
     # or "auto" (cuda when torch sees a GPU). Batches are built on the CPU and moved per use.
     device: str = Field("cpu", pattern=r"^(cpu|auto|cuda(:[0-9]+)?)$")

@@ -215,7 +215,8 @@ def group_advantages(rewards, kl_penalty, mask, group_ids, values, spec):
     """GRPO family: the sequence's reward minus its summed KL penalty, baseline then scale, one
     value a completion spread over its tokens."""
     r = rewards if kl_penalty is None else rewards - kl_penalty.sum(1)
-    adv = outcome_advantages(r, group_ids, baseline=spec.baseline, scale=spec.scale, eps=spec.eps)
+    adv = outcome_advantages(r, group_ids, baseline=spec.baseline, scale=spec.scale, eps=spec.eps,
+                             lengths=mask.sum(1))
     return adv[:, None] * mask, None
 
 

@@ -150,7 +150,8 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn
         enable_gradient_checkpointing(model)
     trainer = (FSDPTrainer if t.fsdp else Trainer)(
         model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
-                                      max_grad_norm=t.max_grad_norm, schedule=ScheduleConfig.from_train(t)),
+                                      max_grad_norm=t.max_grad_norm, schedule=ScheduleConfig.from_train(t),
+                                      master_weights=config.model.master_weights == "fp32"),
         micro_batch_size=t.micro_batch_size, temperature=s.temperature, logit_chunk=t.logit_chunk)
     critic = None
     if plan.needs_critic:

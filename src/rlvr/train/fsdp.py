@@ -77,6 +77,8 @@ class FSDPTrainer(Trainer):
     def __init__(self, model: PreTrainedModel, *args, **kwargs):
         shard_model(model)
         super().__init__(model, *args, **kwargs)
+        if self.master is not None and self.master.active:  # config/coherence_run.py refuses it first
+            raise RlvrError("fp32 master weights with FSDP are not supported yet: set model.master_weights = 'none'")
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
 
     def accumulate_gradients(self, batch: Batch) -> dict[str, float]:

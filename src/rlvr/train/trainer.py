@@ -19,6 +19,7 @@ from rlvr.errors import NumericalError
 from rlvr.models.finite import all_finite, first_nonfinite
 from rlvr.train.logprobs import DEFAULT_LOGIT_CHUNK, completion_logprobs
 from rlvr.train.lora import engine_weights
+from rlvr.train.master_weights import MasterWeights
 from rlvr.train.schedule import LRSchedule, ScheduleConfig
 from rlvr.types import Batch
 
@@ -31,6 +32,9 @@ class OptimConfig:
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
     schedule: ScheduleConfig = ScheduleConfig()  # constant: `lr` at every update
+    # bf16/fp16 trainable weights are stepped through an fp32 copy (rlvr.train.master_weights);
+    # False steps them in their own dtype. No effect on float32 weights.
+    master_weights: bool = True
 
 
 class Trainer:
@@ -46,9 +50,10 @@ class Trainer:
         self.optim = optim
         self.micro_batch_size = micro_batch_size
         self.temperature = temperature
+        self.master = MasterWeights(model) if optim.master_weights else None
+        stepped = self.master.params if self.master is not None else [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(  # frozen weights (LoRA's base) are not its business
-            [p for p in model.parameters() if p.requires_grad], lr=optim.lr, betas=optim.betas, eps=optim.eps,
-            weight_decay=optim.weight_decay,
+            stepped, lr=optim.lr, betas=optim.betas, eps=optim.eps, weight_decay=optim.weight_decay,
         )
         self.schedule = LRSchedule(self.optimizer, optim.schedule)
 
@@ -84,7 +89,8 @@ class Trainer:
 
     def clip_gradients(self) -> torch.Tensor:
         """Clip to `max_grad_norm`; returns the norm before clipping (a plain scalar tensor)."""
-        return torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.max_grad_norm)
+        stepped = [p for group in self.optimizer.param_groups for p in group["params"]]  # fp32 masters
+        return torch.nn.utils.clip_grad_norm_(stepped, self.optim.max_grad_norm)
 
     def full_state_dict(self) -> dict[str, torch.Tensor]:
         """The model's whole weights, for the engine and checkpoints (FSDP gathers them)."""
@@ -99,11 +105,21 @@ class Trainer:
         return None
 
     def optimizer_state(self) -> dict:
-        """The optimizer state as `torch.optim` writes it for the unsharded model."""
-        return self.optimizer.state_dict()
+        """The optimizer state as `torch.optim` writes it for the unsharded model, with the fp32
+        master weights under "master_weights" when there are any."""
+        state = self.optimizer.state_dict()
+        if self.master is not None and self.master.active:
+            state["master_weights"] = self.master.state_dict()
+        return state
 
     def load_optimizer_state(self, state: dict) -> None:
+        """A checkpoint without masters (model.master_weights = "none", or float32) starts
+        them from the model's loaded weights, as a fresh run does."""
+        state = dict(state)
+        masters = state.pop("master_weights", None)
         self.optimizer.load_state_dict(state)
+        if masters is not None and self.master is not None and self.master.active:
+            self.master.load_state_dict(masters)
 
     def step(self, batch: Batch) -> dict[str, float]:
         """One optimiser step on the batch. A non-finite gradient norm (nothing applied), or
@@ -113,11 +129,14 @@ class Trainer:
         t0 = time.perf_counter()
         grad_norm = self.clip_gradients()
         if not torch.isfinite(grad_norm):
-            grads = ((n, p.grad) for n, p in self.model.named_parameters() if p.grad is not None)
+            grads = (self.master.named_gradients() if self.master is not None else
+                     ((n, p.grad) for n, p in self.model.named_parameters() if p.grad is not None))
             raise NumericalError(f"{self.update_name(1)}: gradient norm is {float(grad_norm)} "
                                  f"({self.culprit(grads, 'gradient')}); the step was not applied")
         lr = self.schedule.set_lr()
         self.optimizer.step()
+        if self.master is not None:
+            self.master.refresh_model()  # the bf16 weights the forward and the engine read
         self.schedule.advance()
         t1 = time.perf_counter()
         if not all_finite(self.model.parameters()):
