@@ -13,6 +13,12 @@ read), and raises `VerifierTimeout` when math-verify ran past the limit. In orde
    (right only when correctly rounded to 10+ significant digits), square roots,
    polynomials, constant expressions by value, then math-verify under the time limit, and
    when math-verify raises, the value of both sides again (None if there is none).
+
+Two gold forms of TheoremQA (and graders like it) are read as they mean: a True/False gold
+equals the yes/no answer ("\\text{Yes}" = "True"), and a decimal gold of 3+ significant
+digits is a rounded value (`rounded_gold_matches`): a more precise answer that rounds to it
+is right ("2.2361" or "\\sqrt5" against "2.236"), a less precise one is not ("0.693" against
+"0.6931"). An exact gold keeps rule 1: "0.333" is not "\\frac13".
 """
 
 from __future__ import annotations
@@ -49,6 +55,11 @@ from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 
 MAX_ANSWER_CHARS = 500
 MIN_DECIMAL_DIGITS = 10
+# A decimal gold with this many significant digits is read as rounded ("2.236", "6.28"); a
+# shorter one ("0.5", "2.5", "1.0") is most often an exact value and is compared exactly.
+MIN_ROUNDED_GOLD_DIGITS = 3
+# TheoremQA's bool answers against the words a model answers a yes/no question with.
+_TRUTH = {"yes": True, "true": True, "no": False, "false": False}
 # A power tower, an exponent of 6+ digits, a factorial of a 4+ digit number, a big sum.
 _TOO_LARGE = re.compile(
     r"\^\s*\{[^{}]*\^|\^\s*\d+\s*\^|\^\s*\{?\s*-?\d{6,}|\d{4,}\s*!|\\(?:prod|sum)_"
@@ -142,6 +153,32 @@ def decimal_matches(decimal: str, value: Fraction | float) -> bool:
     return abs(exact - Fraction(value)) <= half_step + slack
 
 
+def _decimal_places(decimal: str) -> int:
+    return len(decimal.split(".")[1]) if "." in decimal else 0
+
+
+def rounded_gold_matches(answer_value: Fraction | float, gold: str, answer: str | None) -> bool:
+    """A decimal gold of `MIN_ROUNDED_GOLD_DIGITS`+ significant digits read as rounded to its
+    last digit: `answer_value` within half a unit of that digit, and the answer more precise
+    than the gold (more decimal places, or `answer` None: an exact value such as 2\\pi)."""
+    gold = gold.strip()
+    if not _DECIMAL.fullmatch(gold) or _significant_digits(gold) < MIN_ROUNDED_GOLD_DIGITS:
+        return False
+    if answer is not None and _decimal_places(answer.strip()) <= _decimal_places(gold):
+        return False  # as precise as the gold (compared exactly) or less: "0.693" != "0.6931"
+    half_step = Fraction(1, 2 * 10 ** _decimal_places(gold))
+    return abs(Fraction(answer_value) - Fraction(gold)) <= half_step
+
+
+def truth_equal(answer: str, gold: str) -> bool | None:
+    """"Yes"/"No" against a TheoremQA "True"/"False" gold (either way round, any case, in
+    `\\text{}`); None unless both sides are one of those words."""
+    answer_truth, gold_truth = _TRUTH.get(text_key(answer)), _TRUTH.get(text_key(gold))
+    if answer_truth is None or gold_truth is None:
+        return None
+    return answer_truth == gold_truth
+
+
 def numbers_equal(answer: str, gold: str) -> bool | None:
     """Exact comparison when both are plain numbers; None when either is not (undecided).
 
@@ -161,7 +198,9 @@ def numbers_equal(answer: str, gold: str) -> bool | None:
     for decimal, value in ((answer_body, gold_value), (gold_body, answer_value)):
         if _DECIMAL.fullmatch(decimal.strip()) and decimal_matches(decimal.strip(), value):
             return True
-    return False
+    # a decimal answer by its decimal places; any other (an integer, a fraction) is exact
+    written = answer_body.strip() if _DECIMAL.fullmatch(answer_body.strip()) else None
+    return rounded_gold_matches(answer_value, gold_body, written)
 
 
 def _exact_single(answer: str, gold: str) -> bool | None:
@@ -194,6 +233,9 @@ def _by_value(answer: str, gold: str) -> bool | None:
     answer_value, gold_value = numeric_value(answer), numeric_value(gold)
     if answer_value is None or gold_value is None:
         return None
+    if _DECIMAL.fullmatch(gold.strip()) and not _DECIMAL.fullmatch(answer.strip()):
+        if rounded_gold_matches(Fraction(answer_value), gold, None):
+            return True  # "2\\pi" against the rounded "6.28"
     for text, value in ((answer, gold_value), (gold, answer_value)):
         if _DECIMAL.fullmatch(text.strip()):
             return decimal_matches(text.strip(), value)
@@ -240,6 +282,8 @@ class Comparison:
         answer, gold = clean(answer), clean(gold)
         if text_key(answer) == text_key(gold):
             return True
+        if (truth := truth_equal(answer, gold)) is not None:
+            return truth
         if _BASE.search(answer) or _BASE.search(gold):
             return False  # "204_5" is not 204, and its value is not worked out
         answer_named, gold_named = assignment(answer), assignment(gold)

@@ -38,6 +38,8 @@ _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _LATEX_NOISE = re.compile(r"\\(?:left|right|displaystyle|!|;|:)|\\,(?!\d{3})")
 # Degrees are dropped, never converted: "90^\circ" is 90, not pi/2.
 _DEGREES = re.compile(r"\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b)")
+# A whole answer in markdown bold or italics ("**Yes**", "*12*", "__x = 2__").
+_MARKDOWN = re.compile(r"(\*\*|__|\*)(?P<inner>[^*_\s](?:[^*]*[^*_\s])?)\1")
 _LEADING_DOT = re.compile(r"(?<![\d.])\.(?=\d)")
 _DELIMITERS = re.compile(r"^\s*(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])\s*$", re.DOTALL)
 _SPACING = re.compile(r"\\(?:displaystyle|left|right|big|Big|bigl|bigr|Bigl|Bigr)(?![a-zA-Z])|\\[!;:]|~")
@@ -96,6 +98,8 @@ def clean(text: str) -> str:
     currency; `\\dfrac` is `\\frac`, ".4" is "0.4", "11,\\!111" is "11,111", `bmatrix`
     is `pmatrix`; no trailing full stop. Unit words are left to `to_fraction`."""
     text = unicode_to_latex(text).strip()
+    if (text[:1] in "*_") and (bold := _MARKDOWN.fullmatch(text)):
+        text = bold["inner"]
     while (match := _DELIMITERS.fullmatch(text)) and match[1].strip() and "$" not in match[1]:
         text = match[1].strip()
     text = re.sub(r",\s*\\!\s*(?=\d{3})", ",", text)  # "11,\\! 111" groups thousands
