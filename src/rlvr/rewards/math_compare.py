@@ -41,7 +41,7 @@ from rlvr.rewards.math_normalize import (
 )
 from rlvr.rewards.math_numeric import numeric_value, variables
 from rlvr.rewards.math_numeric import tokens as numeric_tokens
-from rlvr.rewards.math_polynomial import polynomial
+from rlvr.rewards.math_polynomial import gaussian, polynomial
 from rlvr.rewards.math_structure import (
     Shape,
     as_interval,
@@ -210,6 +210,10 @@ def _exact_single(answer: str, gold: str) -> bool | None:
     answer_square, gold_square = signed_square(answer), signed_square(gold)
     if answer_square is not None and gold_square is not None:
         return answer_square == gold_square
+    if "i" in answer or "i" in gold:  # "3 - 4i": a complex number, both parts exact
+        answer_complex, gold_complex = gaussian(answer), gaussian(gold)
+        if answer_complex is not None and gold_complex is not None:
+            return answer_complex == gold_complex
     answer_poly, gold_poly = polynomial(answer), polynomial(gold)
     if answer_poly is None or gold_poly is None:
         return None
@@ -434,8 +438,47 @@ def _tupled(found: Shape) -> Shape:
 
 
 def _intervals_equal(answer: str, gold: str) -> bool | None:
-    """Intervals of plain numbers: equal when brackets and endpoints are (no sympy)."""
+    """Intervals of plain numbers: equal when brackets and endpoints are (no sympy); unions
+    of them ("(-\\infty, 2) \\cup [3, 5]") as the sets they are, after merging."""
+    if "\\cup" in answer or "\\cup" in gold:
+        answer_union, gold_union = _union_set(answer), _union_set(gold)
+        if answer_union is None or gold_union is None:
+            return None
+        return answer_union == gold_union
     answer_interval, gold_interval = interval_parts(answer), interval_parts(gold)
     if answer_interval is None or gold_interval is None:
         return None
     return answer_interval == gold_interval
+
+
+def _union_set(text: str) -> list[tuple] | None:
+    """The union of intervals `text` writes, merged and sorted, as (low, low closed, high,
+    high closed) tuples; None unless every piece is a non-empty interval of plain numbers.
+
+    Merging makes the reading exact: "[1, 2] \\cup (2, 3)" is "[1, 3)", so two unions are
+    equal sets exactly when their merged forms are. Infinite ends must be open."""
+    pieces = []
+    for piece in text.split("\\cup"):
+        parts = interval_parts(piece.strip())
+        if parts is None:
+            return None
+        opening, low, high, closing = parts
+        low = -math.inf if low == "-inf" else low
+        high = math.inf if high == "+inf" else high
+        if isinstance(low, str) or isinstance(high, str):
+            return None  # "+inf" as a low end, "-inf" as a high one: not an interval
+        if math.isinf(low) and opening == "[" or math.isinf(high) and closing == "]":
+            return None
+        if low > high or low == high and (opening, closing) != ("[", "]"):
+            return None  # empty, or a point: math-verify's call
+        pieces.append((low, opening == "[", high, closing == "]"))
+    pieces.sort(key=lambda piece: (piece[0], not piece[1]))
+    merged = [pieces[0]]
+    for low, low_closed, high, high_closed in pieces[1:]:
+        last_low, last_low_closed, last_high, last_high_closed = merged[-1]
+        if low < last_high or low == last_high and (last_high_closed or low_closed):
+            if high > last_high or high == last_high and high_closed:
+                merged[-1] = (last_low, last_low_closed, high, high_closed or high == last_high and last_high_closed)
+            continue
+        merged.append((low, low_closed, high, high_closed))
+    return merged
