@@ -110,3 +110,58 @@ def test_truth_words():
 def test_stated_base_rewrites_only_valid_digits():
     assert with_stated_base("1012", "1011_2", "in base 2 it is 1012") == "1012"  # 2 is no digit
     assert with_stated_base("2A", "2A_{16}", "in hexadecimal") == "2A_{16}"
+
+
+# --- sympy-free fast paths agree with math-verify -------------------------------------------
+from fractions import Fraction  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from rlvr.rewards.math_compare import _intervals_equal, math_verify_equal  # noqa: E402
+from rlvr.rewards.math_polynomial import gaussian  # noqa: E402
+
+_small = st.integers(-4, 4)
+
+
+def _complex_text(a: int, b: int) -> str:
+    return f"{a} {'+' if b >= 0 else '-'} {abs(b)}i"
+
+
+@settings(max_examples=25, deadline=None)
+@given(_small, _small, _small, _small)
+def test_complex_fast_path_agrees_with_math_verify(a, b, c, d):
+    answer, gold = _complex_text(a, b), _complex_text(c, d)
+    assert gaussian(answer) == (Fraction(a), Fraction(b))
+    assert (gaussian(answer) == gaussian(gold)) == math_verify_equal(answer, gold)
+
+
+def _union_text(ends: list[int], brackets: list[str]) -> str:
+    pieces = [f"{brackets[2 * k]}{ends[2 * k]}, {ends[2 * k + 1]}{brackets[2 * k + 1]}" for k in range(2)]
+    return " \\cup ".join(pieces)
+
+
+_union = st.tuples(
+    st.lists(st.integers(-3, 3), min_size=4, max_size=4).map(sorted),
+    st.lists(st.sampled_from("(["), min_size=2, max_size=2),
+    st.lists(st.sampled_from(")]"), min_size=2, max_size=2),
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(_union, _union)
+def test_union_fast_path_agrees_with_math_verify(first, second):
+    texts = []
+    for ends, opens, closes in (first, second):
+        texts.append(_union_text(ends, [opens[0], closes[0], opens[1], closes[1]]))
+    fast = _intervals_equal(*texts)
+    if fast is not None:  # None: an empty piece or a point, left to math-verify
+        assert fast == math_verify_equal(*texts), texts
+
+
+def test_merged_unions_and_complex_parts():
+    assert _intervals_equal("[1, 2] \\cup (2, 3)", "[1, 3) \\cup [1, 2]") is True
+    assert _intervals_equal("[1, 2) \\cup (2, 3)", "[1, 3) \\cup [1, 2)") is False
+    assert _intervals_equal("(3, \\infty) \\cup (-\\infty, -3)", "(-\\infty, -3) \\cup (3, \\infty)")
+    assert _intervals_equal("[-\\infty, 2] \\cup (3, 4)", "(3, 4)") is None  # a closed infinity
+    assert gaussian("2(1+i)") == (2, 2) and gaussian("i^2") is None and gaussian("3x") is None
