@@ -160,6 +160,12 @@ def test_union_fast_path_agrees_with_math_verify(first, second):
         assert fast == math_verify_equal(*texts), texts
 
 
+def test_a_union_equals_the_one_interval_it_merges_into():
+    verifier = MathVerifier()
+    assert verifier(response="\\boxed{[1, 2] \\cup (2, 3)}", gold="[1, 3)").score == 1
+    assert verifier(response="\\boxed{[1, 2) \\cup (2, 3)}", gold="[1, 3)").score == 0  # 2 is out
+
+
 def test_merged_unions_and_complex_parts():
     assert _intervals_equal("[1, 2] \\cup (2, 3)", "[1, 3) \\cup [1, 2]") is True
     assert _intervals_equal("[1, 2) \\cup (2, 3)", "[1, 3) \\cup [1, 2)") is False

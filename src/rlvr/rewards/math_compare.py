@@ -214,6 +214,8 @@ class Comparison:
         answer, gold = plus_minus(answer), plus_minus(gold)  # "x = 1 \\pm 2" only now
         answer, gold = _union(answer), _union(gold)
         answer, gold = _as_intervals(answer, gold)
+        if "\\cup" in answer + gold and (union := _intervals_equal(answer, gold)) is not None:
+            return union  # "[1, 2] \\cup (2, 3)" is the interval "[1, 3)", not a list of two
         answer, gold = _vectors_as_tuples(answer, gold)
         answer_rows, gold_rows = matrix_rows(answer), matrix_rows(gold)
         if answer_rows and gold_rows:
