@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_words import number_word_value
@@ -93,6 +94,14 @@ def _strip_decoration(text: str) -> str:
     return _UNIT_TAIL.sub("", text).strip()
 
 
+# `clean`, `to_fraction` and `top_level_items` are pure functions of one string and each is
+# called several times per check on the same answer (comparison, hedge test, base test):
+# cached, so the repeats cost a dictionary look-up. Results are immutable (str, Fraction,
+# tuple), so a caller cannot change a cached value.
+_CACHE = 16384
+
+
+@lru_cache(maxsize=_CACHE)
 def clean(text: str) -> str:
     """The common form both sides are compared in: no delimiters, spacing, degrees or
     currency; `\\dfrac` is `\\frac`, ".4" is "0.4", "11,\\!111" is "11,111", `bmatrix`
@@ -208,6 +217,7 @@ def _plain_fraction(text: str) -> Fraction | None:
     return None
 
 
+@lru_cache(maxsize=_CACHE)
 def to_fraction(text: str) -> Fraction | None:
     """Read `text` as one exact number, after the normalisations in the module docstring.
 
@@ -265,6 +275,11 @@ def top_level_items(text: str) -> list[str]:
     Thousands separators ("1,234") are not split. Used to spot hedged answers: several items
     against a single gold answer.
     """
+    return list(_top_level_items(text))
+
+
+@lru_cache(maxsize=_CACHE)
+def _top_level_items(text: str) -> tuple[str, ...]:
     text = _HEDGE_WORDS.sub(" , ", text.strip().strip("$"))
     separator = ";" if _has_top_level(text, ";") else ","
     items, depth, start = [], 0, 0
@@ -277,7 +292,7 @@ def top_level_items(text: str) -> list[str]:
             items.append(text[start:i])
             start = i + 1
     items.append(text[start:])
-    return [item.strip() for item in items if item.strip()]
+    return tuple(item.strip() for item in items if item.strip())
 
 
 def _has_top_level(text: str, separator: str) -> bool:
