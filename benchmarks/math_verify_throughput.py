@@ -50,7 +50,8 @@ from pathlib import Path
 import math_verify
 
 from rlvr.rewards import MathVerifier
-from rlvr.rewards.math_verifier import _parse_gold
+from rlvr.rewards import math_normalize
+from rlvr.rewards.math_verifier import _parse_gold, gold_answer
 
 PATHOLOGICAL = [
     ("so \\boxed{9^{9^{9}}}", "1", 0),
@@ -220,8 +221,20 @@ def bare(cases, cache_gold: bool) -> list[int]:
     return scores
 
 
-def rlvr(cases) -> list[int]:
+def _clear_rlvr_caches() -> None:
+    """Start every set cold: the gold caches, and the string caches of `math_normalize`
+    (where a version has them), which would otherwise keep the answers of an earlier set
+    (the "answers" set repeats the "mix" answers)."""
     _parse_gold.cache_clear()
+    gold_answer.cache_clear()
+    for name in ("clean", "to_fraction", "_top_level_items"):
+        cached = getattr(math_normalize, name, None)
+        if hasattr(cached, "cache_clear"):
+            cached.cache_clear()
+
+
+def rlvr(cases) -> list[int]:
+    _clear_rlvr_caches()
     verifier = MathVerifier()
     return [int(verifier(response=response, gold=gold).score) for response, gold, _ in cases]
 
