@@ -19,6 +19,7 @@ THEOREMQA_BOOL = "TheoremQA answer_type bool (gold True/False)"
 THEOREMQA_FLOAT = "TheoremQA answer_type float (gold rounded to a few digits)"
 MARKDOWN = "chat-model output, final answer in markdown bold"
 BASES = "MATH number theory, answer in base b with the subscript dropped"
+DOMAIN = "MATH algebra domain answers, a union of intervals against x \\ne c"
 
 CASES = [
     # (source, response, gold, score)
@@ -55,6 +56,10 @@ CASES = [
     (BASES, "Dividing by 6 repeatedly, in base 6 the number is $\\boxed{1032}$.", "1032_6", 1),
     (BASES, "Dividing by 6 repeatedly, in base 6 the number is $\\boxed{1023}$.", "1032_6", 0),
     (BASES, "Reading the remainders upward gives the binary form $\\boxed{11001}$", "11001_2", 1),
+    (DOMAIN, "The denominator vanishes only at 5, so $\\boxed{x \\neq 5}$", "(-\\infty,5)\\cup(5,\\infty)", 1),
+    (DOMAIN, "The denominator vanishes only at 5, so $\\boxed{x \\neq -5}$", "(-\\infty,5)\\cup(5,\\infty)", 0),
+    (DOMAIN, "$\\boxed{(-\\infty, 5) \\cup (5, \\infty)}$", "x \\ne 5", 1),
+    (DOMAIN, "$\\boxed{x \\neq 5}$", "(-\\infty,5]\\cup(5,\\infty)", 0),  # that is every real
     (BASES, "\\boxed{11001}", "11001_2", 0),  # no base named: rule 10 (204_5 != 204)
     (BASES, "In base 10 this is $\\boxed{1032}$.", "1032_6", 0),  # another base named
     (BASES, "What is 25 in base 2? I think \\boxed{11001}", "11001_2", 0),  # named in a question

@@ -106,9 +106,11 @@ def numbers_equal(answer: str, gold: str) -> bool | None:
 
 def _intervals_equal(answer: str, gold: str) -> bool | None:
     """Intervals of plain numbers: equal when brackets and endpoints are (no sympy); unions
-    of them ("(-\\infty, 2) \\cup [3, 5]") as the sets they are, after merging."""
+    of them ("(-\\infty, 2) \\cup [3, 5]") as the sets they are, after merging; against a
+    union, "x \\ne 2" is the real line without 2."""
     if "\\cup" in answer or "\\cup" in gold:
-        answer_union, gold_union = _union_set(answer), _union_set(gold)
+        answer_union = _union_set(_excluded_point(answer))
+        gold_union = _union_set(_excluded_point(gold))
         if answer_union is None or gold_union is None:
             return None
         return answer_union == gold_union
@@ -116,6 +118,19 @@ def _intervals_equal(answer: str, gold: str) -> bool | None:
     if answer_interval is None or gold_interval is None:
         return None
     return answer_interval == gold_interval
+
+
+_EXCLUDED = re.compile(r"([a-zA-Z])\s*\\neq?\s*(?P<point>[^=<>]+)")
+
+
+def _excluded_point(text: str) -> str:
+    """"x \\ne 2" -> "(-\\infty, 2) \\cup (2, \\infty)": every real number but that one (a
+    domain answer); anything else unchanged."""
+    match = _EXCLUDED.fullmatch(text.strip())
+    if match is None or to_fraction(match["point"]) is None:
+        return text
+    point = match["point"].strip()
+    return f"(-\\infty, {point}) \\cup ({point}, \\infty)"
 
 
 def _union_set(text: str) -> list[tuple] | None:
