@@ -20,6 +20,7 @@ THEOREMQA_FLOAT = "TheoremQA answer_type float (gold rounded to a few digits)"
 MARKDOWN = "chat-model output, final answer in markdown bold"
 BASES = "MATH number theory, answer in base b with the subscript dropped"
 DOMAIN = "MATH algebra domain answers, a union of intervals against x \\ne c"
+BUT_5 = "(-\\infty,5)\\cup(5,\\infty)"
 
 CASES = [
     # (source, response, gold, score)
@@ -56,8 +57,8 @@ CASES = [
     (BASES, "Dividing by 6 repeatedly, in base 6 the number is $\\boxed{1032}$.", "1032_6", 1),
     (BASES, "Dividing by 6 repeatedly, in base 6 the number is $\\boxed{1023}$.", "1032_6", 0),
     (BASES, "Reading the remainders upward gives the binary form $\\boxed{11001}$", "11001_2", 1),
-    (DOMAIN, "The denominator vanishes only at 5, so $\\boxed{x \\neq 5}$", "(-\\infty,5)\\cup(5,\\infty)", 1),
-    (DOMAIN, "The denominator vanishes only at 5, so $\\boxed{x \\neq -5}$", "(-\\infty,5)\\cup(5,\\infty)", 0),
+    (DOMAIN, "Only 5 makes the denominator 0: $\\boxed{x \\neq 5}$", BUT_5, 1),
+    (DOMAIN, "Only 5 makes the denominator 0: $\\boxed{x \\neq -5}$", BUT_5, 0),
     (DOMAIN, "$\\boxed{(-\\infty, 5) \\cup (5, \\infty)}$", "x \\ne 5", 1),
     (DOMAIN, "$\\boxed{x \\neq 5}$", "(-\\infty,5]\\cup(5,\\infty)", 0),  # that is every real
     (BASES, "\\boxed{11001}", "11001_2", 0),  # no base named: rule 10 (204_5 != 204)
@@ -143,7 +144,9 @@ def test_complex_fast_path_agrees_with_math_verify(a, b, c, d):
 
 
 def _union_text(ends: list[int], brackets: list[str]) -> str:
-    pieces = [f"{brackets[2 * k]}{ends[2 * k]}, {ends[2 * k + 1]}{brackets[2 * k + 1]}" for k in range(2)]
+    pieces = [
+        f"{brackets[2 * k]}{ends[2 * k]}, {ends[2 * k + 1]}{brackets[2 * k + 1]}" for k in range(2)
+    ]
     return " \\cup ".join(pieces)
 
 
@@ -174,6 +177,7 @@ def test_a_union_equals_the_one_interval_it_merges_into():
 def test_merged_unions_and_complex_parts():
     assert _intervals_equal("[1, 2] \\cup (2, 3)", "[1, 3) \\cup [1, 2]") is True
     assert _intervals_equal("[1, 2) \\cup (2, 3)", "[1, 3) \\cup [1, 2)") is False
-    assert _intervals_equal("(3, \\infty) \\cup (-\\infty, -3)", "(-\\infty, -3) \\cup (3, \\infty)")
+    swapped = ("(3, \\infty) \\cup (-\\infty, -3)", "(-\\infty, -3) \\cup (3, \\infty)")
+    assert _intervals_equal(*swapped)
     assert _intervals_equal("[-\\infty, 2] \\cup (3, 4)", "(3, 4)") is None  # a closed infinity
     assert gaussian("2(1+i)") == (2, 2) and gaussian("i^2") is None and gaussian("3x") is None

@@ -159,8 +159,8 @@ def _union_set(text: str) -> list[tuple] | None:
     for low, low_closed, high, high_closed in pieces[1:]:
         last_low, last_low_closed, last_high, last_high_closed = merged[-1]
         if low < last_high or low == last_high and (last_high_closed or low_closed):
-            if high > last_high or high == last_high and high_closed:
-                merged[-1] = (last_low, last_low_closed, high, high_closed or high == last_high and last_high_closed)
+            if high > last_high or high == last_high and high_closed:  # reaches further
+                merged[-1] = (last_low, last_low_closed, high, high_closed)
             continue
         merged.append((low, low_closed, high, high_closed))
     return merged
