@@ -1,6 +1,6 @@
 """Maths checks per second: rlvr's MathVerifier against math-verify called directly.
 
-    python benchmarks/math_verify_throughput.py [--n 200] [--seed 0] [--out FILE]
+    python benchmarks/math_verify_throughput.py [--n 200] [--seed 0] [--out FILE] [--sets a,b]
 
 Four input sets, the same inputs for every mode, in the same run:
 
@@ -17,7 +17,11 @@ Four input sets, the same inputs for every mode, in the same run:
 - responses-ordinary: the same without the pathological inputs (which cost bare math-verify
              its 5 s time-outs and so inflate the ratio);
 - answers:   the mix's answers alone, as a model would give them with no working and no box
-             (`\\frac{3}{4}`, `[1, 5)`, `x = 3`), the case rlvr must extract whole.
+             (`\\frac{3}{4}`, `[1, 5)`, `x = 3`), the case rlvr must extract whole;
+- labelled-responses: not generated: every row of the labelled pair files
+             (tests/rewards/data/math_pairs*.jsonl) whose response is a whole reply (80+
+             characters; 73% boxed) outside the huge_expressions category, with its label:
+             written responses in every answer form, many of which need sympy (--n is ignored).
 
 Modes:
 
@@ -41,11 +45,13 @@ import platform
 import random
 import time
 from importlib.metadata import version
+from pathlib import Path
 
 import math_verify
 
 from rlvr.rewards import MathVerifier
-from rlvr.rewards.math_verifier import _parse_gold
+from rlvr.rewards import math_normalize
+from rlvr.rewards.math_verifier import _parse_gold, gold_answer
 
 PATHOLOGICAL = [
     ("so \\boxed{9^{9^{9}}}", "1", 0),
@@ -185,6 +191,20 @@ def answer_cases(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
     return [(_final_answer(response), gold, label) for response, gold, label in mix_cases(n, rng)]
 
 
+DATA = Path(__file__).resolve().parents[1] / "tests" / "rewards" / "data"
+
+
+def labelled_response_cases(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
+    """Whole replies from the labelled pair files (see the module docstring); n, rng unused."""
+    cases = []
+    for path in sorted(DATA.glob("math_pairs*.jsonl")):
+        for line in path.read_text().splitlines():
+            row = json.loads(line) if line.strip() else None
+            if row and len(row["response"]) >= 80 and row["category"] != "huge_expressions":
+                cases.append((row["response"], row["gold"], int(row["label"])))
+    return cases
+
+
 def bare(cases, cache_gold: bool) -> list[int]:
     """math-verify used directly; an exception counts as a 0, as it would for a user."""
     golds: dict[str, list] = {}
@@ -201,8 +221,20 @@ def bare(cases, cache_gold: bool) -> list[int]:
     return scores
 
 
-def rlvr(cases) -> list[int]:
+def _clear_rlvr_caches() -> None:
+    """Start every set cold: the gold caches, and the string caches of `math_normalize`
+    (where a version has them), which would otherwise keep the answers of an earlier set
+    (the "answers" set repeats the "mix" answers)."""
     _parse_gold.cache_clear()
+    gold_answer.cache_clear()
+    for name in ("clean", "to_fraction", "_top_level_items"):
+        cached = getattr(math_normalize, name, None)
+        if hasattr(cached, "cache_clear"):
+            cached.cache_clear()
+
+
+def rlvr(cases) -> list[int]:
+    _clear_rlvr_caches()
     verifier = MathVerifier()
     return [int(verifier(response=response, gold=gold).score) for response, gold, _ in cases]
 
@@ -234,6 +266,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="cases per input set")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="also write the results as JSON here")
+    parser.add_argument("--sets", help="comma-separated input sets to run (default: all)")
     args = parser.parse_args()
     logging.disable(logging.WARNING)  # math-verify warns on every call with timeouts off
     report = {"python": platform.python_version(), "math_verify": version("math-verify"),
@@ -244,8 +277,13 @@ def main() -> None:
         ("responses", response_cases),
         ("responses-ordinary", ordinary_response_cases),
         ("answers", answer_cases),
+        ("labelled-responses", labelled_response_cases),
     )
-    for set_name, make in sets:
+    wanted = args.sets.split(",") if args.sets else [name for name, _ in sets]
+    unknown = set(wanted) - {name for name, _ in sets}
+    if unknown:
+        parser.error(f"unknown set(s) {sorted(unknown)}; valid: {[name for name, _ in sets]}")
+    for set_name, make in (item for item in sets if item[0] in wanted):
         report[set_name] = measure(make(args.n, random.Random(args.seed)))
         for mode, row in report[set_name].items():
             extra = "".join(f"  {k}={v:.1f}" for k, v in row.items() if k.startswith("x_"))

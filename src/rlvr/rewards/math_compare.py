@@ -10,9 +10,12 @@ read), and raises `VerifierTimeout` when math-verify ran past the limit. In orde
    ordered, an interval's brackets part of its value, and a set never equals a tuple;
 4. "x = 4" against "4" compares the 4; "x = 4" against "y = 4" is False;
 5. one value: exact numbers (`Fraction`, percent-aware), a decimal against an exact value
-   (right only when correctly rounded to 10+ significant digits), square roots,
-   polynomials, constant expressions by value, then math-verify under the time limit, and
-   when math-verify raises, the value of both sides again (None if there is none).
+   (right only when correctly rounded to 10+ significant digits), square roots, complex
+   numbers "a + bi", polynomials, intervals and unions of them, constant expressions by
+   value, then math-verify under the time limit, and when math-verify raises, the value of
+   both sides again (None if there is none).
+
+The sympy-free number, yes/no and interval rules live in `math_exact.py`.
 """
 
 from __future__ import annotations
@@ -24,18 +27,19 @@ import time
 from fractions import Fraction
 from functools import lru_cache
 
-from rlvr.rewards.math_normalize import (
-    clean,
-    interval_parts,
-    plus_minus,
-    top_level_items,
-    signed_square,
-    split_percent,
-    to_fraction,
+from rlvr.rewards.math_exact import (
+    _DECIMAL,
+    _intervals_equal,
+    decimal_matches,
+    numbers_equal,
+    rounded_gold_matches,
+    text_key,
+    truth_equal,
 )
+from rlvr.rewards.math_normalize import clean, plus_minus, signed_square, top_level_items
 from rlvr.rewards.math_numeric import numeric_value, variables
 from rlvr.rewards.math_numeric import tokens as numeric_tokens
-from rlvr.rewards.math_polynomial import polynomial
+from rlvr.rewards.math_polynomial import gaussian, polynomial
 from rlvr.rewards.math_structure import (
     Shape,
     as_interval,
@@ -48,7 +52,6 @@ from rlvr.rewards.math_structure import (
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 
 MAX_ANSWER_CHARS = 500
-MIN_DECIMAL_DIGITS = 10
 # A power tower, an exponent of 6+ digits, a factorial of a 4+ digit number, a big sum.
 _TOO_LARGE = re.compile(
     r"\^\s*\{[^{}]*\^|\^\s*\d+\s*\^|\^\s*\{?\s*-?\d{6,}|\d{4,}\s*!|\\(?:prod|sum)_"
@@ -56,9 +59,7 @@ _TOO_LARGE = re.compile(
     r"|\d[eE][+-]?\d{4,}"  # a float literal's exponent: sympy builds 5e176681471 exactly
 )
 _BASE = re.compile(r"\d\s*_\s*\{?\s*\d+\s*\}?")
-_DECIMAL = re.compile(r"-?\d*\.\d+")
 _LONG_INTEGER = re.compile(r"(?<![\d.])\d{16,}(?![\d.])")
-_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox|operatorname)\s*\{([^{}]*)\}")
 
 
 class _OwnTimeoutFilter(logging.Filter):
@@ -80,16 +81,6 @@ def too_large(text: str) -> bool:
     literal, where no alarm reaches.
     """
     return len(text) > MAX_ANSWER_CHARS or _TOO_LARGE.search(text) is not None
-
-
-def text_key(text: str) -> str:
-    """The form two answers are the same text in: no spaces or `\\text{}`; words in lower case."""
-    key = re.sub(r"\s+", "", _TEXT.sub(r"\1", text))
-    while len(key) > 2 and key[0] == "{" and key[-1] == "}" and key.count("{") == 1:
-        key = key[1:-1]
-    if not re.search(r"[\d\\^_=+*/]", key):
-        key = key.lower().strip(".,;:!'\"")
-    return key
 
 
 @lru_cache(maxsize=1)
@@ -126,44 +117,6 @@ def math_verify_equal(answer: str, gold: str) -> bool | None:
     )
 
 
-def _significant_digits(decimal: str) -> int:
-    return len(decimal.lstrip("-").replace(".", "").lstrip("0"))
-
-
-def decimal_matches(decimal: str, value: Fraction | float) -> bool:
-    """A decimal against an exact value: equal, or correctly rounded to 10+ significant digits."""
-    exact = Fraction(decimal)
-    if exact == value:
-        return True
-    if _significant_digits(decimal) < MIN_DECIMAL_DIGITS:
-        return False
-    half_step = Fraction(1, 2 * 10 ** len(decimal.split(".")[1]))
-    slack = abs(Fraction(value)) * Fraction(1, 10**14) if isinstance(value, float) else 0
-    return abs(exact - Fraction(value)) <= half_step + slack
-
-
-def numbers_equal(answer: str, gold: str) -> bool | None:
-    """Exact comparison when both are plain numbers; None when either is not (undecided).
-
-    A percent sign on either side is a unit: "28%" equals "28" and, by value, "0.28"; without
-    one, "0.28" is not "28". A decimal equals a fraction only as `decimal_matches` says.
-    """
-    answer_body, answer_percent = split_percent(answer)
-    gold_body, gold_percent = split_percent(gold)
-    answer_value, gold_value = to_fraction(answer_body), to_fraction(gold_body)
-    if answer_value is None or gold_value is None:
-        return None
-    if answer_value == gold_value:
-        return True
-    if answer_percent != gold_percent:
-        scaled = answer_value / 100 if answer_percent else answer_value * 100
-        return scaled == gold_value
-    for decimal, value in ((answer_body, gold_value), (gold_body, answer_value)):
-        if _DECIMAL.fullmatch(decimal.strip()) and decimal_matches(decimal.strip(), value):
-            return True
-    return False
-
-
 def _exact_single(answer: str, gold: str) -> bool | None:
     """Square roots and one-letter polynomials, exactly and without sympy; None if neither."""
     if _DECIMAL.fullmatch(answer) or _DECIMAL.fullmatch(gold):
@@ -171,6 +124,10 @@ def _exact_single(answer: str, gold: str) -> bool | None:
     answer_square, gold_square = signed_square(answer), signed_square(gold)
     if answer_square is not None and gold_square is not None:
         return answer_square == gold_square
+    if "i" in answer or "i" in gold:  # "3 - 4i": a complex number, both parts exact
+        answer_complex, gold_complex = gaussian(answer), gaussian(gold)
+        if answer_complex is not None and gold_complex is not None:
+            return answer_complex == gold_complex
     answer_poly, gold_poly = polynomial(answer), polynomial(gold)
     if answer_poly is None or gold_poly is None:
         return None
@@ -194,6 +151,9 @@ def _by_value(answer: str, gold: str) -> bool | None:
     answer_value, gold_value = numeric_value(answer), numeric_value(gold)
     if answer_value is None or gold_value is None:
         return None
+    if _DECIMAL.fullmatch(gold.strip()) and not _DECIMAL.fullmatch(answer.strip()):
+        if rounded_gold_matches(Fraction(answer_value), gold, None):
+            return True  # "2\\pi" against the rounded "6.28"
     for text, value in ((answer, gold_value), (gold, answer_value)):
         if _DECIMAL.fullmatch(text.strip()):
             return decimal_matches(text.strip(), value)
@@ -240,6 +200,8 @@ class Comparison:
         answer, gold = clean(answer), clean(gold)
         if text_key(answer) == text_key(gold):
             return True
+        if (truth := truth_equal(answer, gold)) is not None:
+            return truth
         if _BASE.search(answer) or _BASE.search(gold):
             return False  # "204_5" is not 204, and its value is not worked out
         answer_named, gold_named = assignment(answer), assignment(gold)
@@ -252,6 +214,8 @@ class Comparison:
         answer, gold = plus_minus(answer), plus_minus(gold)  # "x = 1 \\pm 2" only now
         answer, gold = _union(answer), _union(gold)
         answer, gold = _as_intervals(answer, gold)
+        if "\\cup" in answer + gold and (union := _intervals_equal(answer, gold)) is not None:
+            return union  # "[1, 2] \\cup (2, 3)" is the interval "[1, 3)", not a list of two
         answer, gold = _vectors_as_tuples(answer, gold)
         answer_rows, gold_rows = matrix_rows(answer), matrix_rows(gold)
         if answer_rows and gold_rows:
@@ -387,11 +351,3 @@ def _tupled(found: Shape) -> Shape:
     if named is None:
         return found
     return Shape("tuple", tuple(named.values()), "()")
-
-
-def _intervals_equal(answer: str, gold: str) -> bool | None:
-    """Intervals of plain numbers: equal when brackets and endpoints are (no sympy)."""
-    answer_interval, gold_interval = interval_parts(answer), interval_parts(gold)
-    if answer_interval is None or gold_interval is None:
-        return None
-    return answer_interval == gold_interval

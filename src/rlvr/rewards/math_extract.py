@@ -11,7 +11,8 @@ Rules, each tested in tests/rewards/test_math_verifier.py:
   "or" or a hedge word between them ("it might also be") joins them with "or", so a hedge
   still reads as one; a revision word ("wait", "finally") leaves the last box alone. An empty or unclosed last box is a failed answer: "" stops the search.
 - Answer phrases ("the answer is", "final answer:", "answer ="): the last one counts; its
-  answer runs to the end of that sentence or to a reason ("..., since ...").
+  answer runs to the end of that sentence or to a reason ("..., since ..."). With no phrase,
+  GSM8K's "#### 72" or a final line that is all markdown bold ("**Yes**", "__42__") is one.
 - Whole response (`whole`): a short reply that is itself the answer, bare LaTeX, one
   `$...$` / `\\(...\\)` / `\\[...\\]` span, or a few plain words ("Monday").
 - Last maths span (`math_span`): the last `$...$` / `\\(...\\)` / `\\[...\\]` of the last
@@ -53,6 +54,8 @@ _BOX_GAP = re.compile(
     r"(?:[\s$,;&]|\\[(),;:! ]|\\q?quad|\\text\{[^{}]{0,8}\}|and|or|\([a-z0-9]\)|"
     r"[a-zA-Z]_?\d?\s*=)*"
 )
+# A reply's last line when all of it is markdown bold: how chat models mark their answer.
+_BOLD_LINE = re.compile(r"(?:^|\n)[ \t]*(\*\*|__)(?P<answer>[^*_\n]{1,200}?)\1[ \t.!]*$")
 _PROSE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 # Between two boxes of one sentence, a revision or a conclusion ("wait", "so the answer is")
 # makes the later box replace the earlier; a hedge word ("might also be") makes the two
@@ -185,7 +188,8 @@ def extract_answer_tag(text: str) -> str | None:
 def extract_answer_phrase(text: str) -> str | None:
     """Return what follows the last "answer is" / "final answer:", up to a reason, or None.
 
-    GSM8K's "#### 72" counts as a phrase too.
+    GSM8K's "#### 72" counts as a phrase too, and so, when there is no phrase, does a final
+    line that is all bold ("**Yes**"; not a heading that ends in ":").
     """
     if "####" in text:
         return text.rsplit("####", 1)[1].strip().split("\n")[0].strip() or None
@@ -193,7 +197,9 @@ def extract_answer_phrase(text: str) -> str | None:
     for last in _ANSWER_PHRASE.finditer(text):
         pass
     if last is None:
-        return None
+        bold = _BOLD_LINE.search(text[-300:]) if ("**" in text or "__" in text) else None
+        answer = bold["answer"].strip() if bold else ""
+        return answer if answer and not answer.endswith(":") else None
     answer = last["answer"]
     if "$" not in answer and "\\(" not in answer:
         # in prose "the answer is 46!" exclaims; a factorial would be written in maths

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_words import number_word_value
@@ -38,6 +39,8 @@ _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _LATEX_NOISE = re.compile(r"\\(?:left|right|displaystyle|!|;|:)|\\,(?!\d{3})")
 # Degrees are dropped, never converted: "90^\circ" is 90, not pi/2.
 _DEGREES = re.compile(r"\s*(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b)")
+# A whole answer in markdown bold or italics ("**Yes**", "*12*", "__x = 2__").
+_MARKDOWN = re.compile(r"(\*\*|__|\*)(?P<inner>[^*_\s](?:[^*]*[^*_\s])?)\1")
 _LEADING_DOT = re.compile(r"(?<![\d.])\.(?=\d)")
 _DELIMITERS = re.compile(r"^\s*(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])\s*$", re.DOTALL)
 _SPACING = re.compile(r"\\(?:displaystyle|left|right|big|Big|bigl|bigr|Bigl|Bigr)(?![a-zA-Z])|\\[!;:]|~")
@@ -91,11 +94,21 @@ def _strip_decoration(text: str) -> str:
     return _UNIT_TAIL.sub("", text).strip()
 
 
+# `clean`, `to_fraction` and `top_level_items` are pure functions of one string and each is
+# called several times per check on the same answer (comparison, hedge test, base test):
+# cached, so the repeats cost a dictionary look-up. Results are immutable (str, Fraction,
+# tuple), so a caller cannot change a cached value.
+_CACHE = 16384
+
+
+@lru_cache(maxsize=_CACHE)
 def clean(text: str) -> str:
     """The common form both sides are compared in: no delimiters, spacing, degrees or
     currency; `\\dfrac` is `\\frac`, ".4" is "0.4", "11,\\!111" is "11,111", `bmatrix`
     is `pmatrix`; no trailing full stop. Unit words are left to `to_fraction`."""
     text = unicode_to_latex(text).strip()
+    if (text[:1] in "*_") and (bold := _MARKDOWN.fullmatch(text)):
+        text = bold["inner"]
     while (match := _DELIMITERS.fullmatch(text)) and match[1].strip() and "$" not in match[1]:
         text = match[1].strip()
     text = re.sub(r",\s*\\!\s*(?=\d{3})", ",", text)  # "11,\\! 111" groups thousands
@@ -204,6 +217,7 @@ def _plain_fraction(text: str) -> Fraction | None:
     return None
 
 
+@lru_cache(maxsize=_CACHE)
 def to_fraction(text: str) -> Fraction | None:
     """Read `text` as one exact number, after the normalisations in the module docstring.
 
@@ -261,6 +275,11 @@ def top_level_items(text: str) -> list[str]:
     Thousands separators ("1,234") are not split. Used to spot hedged answers: several items
     against a single gold answer.
     """
+    return list(_top_level_items(text))
+
+
+@lru_cache(maxsize=_CACHE)
+def _top_level_items(text: str) -> tuple[str, ...]:
     text = _HEDGE_WORDS.sub(" , ", text.strip().strip("$"))
     separator = ";" if _has_top_level(text, ";") else ","
     items, depth, start = [], 0, 0
@@ -273,7 +292,7 @@ def top_level_items(text: str) -> list[str]:
             items.append(text[start:i])
             start = i + 1
     items.append(text[start:])
-    return [item.strip() for item in items if item.strip()]
+    return tuple(item.strip() for item in items if item.strip())
 
 
 def _has_top_level(text: str, separator: str) -> bool:

@@ -11,7 +11,8 @@ None, and math-verify decides):
 
 At most one distinct letter, never "e" or "i" (constants, not variables); exponents are
 whole numbers up to `MAX_DEGREE`, so the work is bounded by the text's length times
-`MAX_DEGREE` squared.
+`MAX_DEGREE` squared. `gaussian` reads the same grammar with "i" as its one letter, for
+complex answers "a + bi".
 """
 
 from __future__ import annotations
@@ -63,9 +64,10 @@ class _Parser(TokenCursor):
 
     error = _NotPolynomial
 
-    def __init__(self, tokens: list[str]):
+    def __init__(self, tokens: list[str], unit: bool = False):
         super().__init__(tokens)
         self.letters = set()
+        self.unit = unit  # read "i" as the letter (see `gaussian`)
 
     def expr(self) -> Poly:
         value = self.term()
@@ -108,7 +110,7 @@ class _Parser(TokenCursor):
             return value
         if token[0].isdigit():
             return (Fraction(token),)
-        if token.isalpha() and token not in ("e", "i"):
+        if token.isalpha() and token != "e" and (token != "i" or self.unit):
             self.letters.add(token)
             return (Fraction(0), Fraction(1))
         raise _NotPolynomial(f"unexpected {token!r}")
@@ -116,6 +118,24 @@ class _Parser(TokenCursor):
 
 def polynomial(text: str) -> tuple[str | None, Poly] | None:
     """(its letter or None, its coefficients) for a polynomial in at most one letter, else None."""
+    return _read(text, unit=False)
+
+
+def gaussian(text: str) -> tuple[Fraction, Fraction] | None:
+    """(a, b) for "a + bi" with rational a, b ("3 - 4i", "i + 1", "-4 + 0i", "2(1+i)"), else None.
+
+    Only answers of degree at most 1 in i: a + bi equals c + di exactly when a = c and b = d
+    whether "i" is read as the imaginary unit or as a variable, so this agrees with
+    math-verify whichever reading it takes; "i^2" (where the two differ) is left to it.
+    """
+    read = _read(text, unit=True)
+    if read is None or read[0] not in (None, "i") or len(read[1]) > 2:
+        return None
+    coefficients = read[1] + (Fraction(0),) * (2 - len(read[1]))
+    return coefficients[0], coefficients[1]
+
+
+def _read(text: str, unit: bool) -> tuple[str | None, Poly] | None:
     text = text.strip().strip("$")
     tokens, position = [], 0
     while position < len(text):
@@ -126,7 +146,7 @@ def polynomial(text: str) -> tuple[str | None, Poly] | None:
         position = match.end()
         if text[position:].strip() == "":
             break
-    parser = _Parser(tokens)
+    parser = _Parser(tokens, unit)
     try:
         value = parser.expr()
     except _NotPolynomial:

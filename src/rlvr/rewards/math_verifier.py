@@ -16,6 +16,8 @@ Three stages, each small and separately testable:
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,7 +38,7 @@ from rlvr.rewards.math_extract import (
     extract_last_choice,
     extract_last_number,
 )
-from rlvr.rewards.math_spans import few_words
+from rlvr.rewards.math_spans import few_words, without_questions
 from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_structure import as_interval, shape
 from rlvr.rewards.math_normalize import (
@@ -73,11 +75,35 @@ _parse_gold = parse_gold
 _math_verify_equal = math_verify_equal
 
 
+# OlympiadBench stores `final_answer` as a JSON list of `$...$` strings: '["$(2,2,2)$"]'.
+_STRING_LIST = re.compile(r'\[\s*"(?:[^"\\]|\\.)*"(?:\s*,\s*"(?:[^"\\]|\\.)*")*\s*\]')
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def listed_answers(gold: str) -> list[str] | None:
+    """The strings of a gold that is a JSON list of strings, else None.
+
+    Read as JSON when that gives no control characters; otherwise (a list written with single
+    backslashes, where JSON would read the `\\f` of `\\frac` as a form feed) as written."""
+    if not _STRING_LIST.fullmatch(gold):
+        return None
+    try:
+        items = json.loads(gold)
+    except json.JSONDecodeError:
+        items = None
+    if items is None or any(_CONTROL.search(item) for item in items):
+        items = re.findall(r'"((?:[^"\\]|\\.)*)"', gold)
+    return items if items and all(item.strip() for item in items) else None
+
+
 @lru_cache(maxsize=65536)
 def gold_answer(gold: str) -> str:
     """The answer a gold string states, by the response's extractors: a box or tag; else the
     gold itself when it is maths with few words ("x = 4", "\\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}");
-    else the answer phrase, final maths span or last number of the sentence it is."""
+    else the answer phrase, final maths span or last number of the sentence it is. A JSON list
+    of strings (OlympiadBench) is its one answer, or the multi-part answer "a, b" of several."""
+    if (items := listed_answers(gold.strip())) is not None:
+        return ", ".join(gold_answer(item) for item in items)
     gold = unicode_to_latex(gold)
     found = extract_answer(gold, ("boxed", "answer_tag", "whole"))
     if found is None and not few_words(gold):
@@ -107,6 +133,32 @@ def _hedged(answer: str, gold: str) -> bool:
     if "\\cup" in gold and all(as_interval(item) for item in items):
         return False  # "x < -2 or x > 3" is one union of intervals
     return len({text_key(item) for item in items}) > 1
+
+
+# A gold numeral with its base ("1011_2", "2A_{16}"), and the words that name a base.
+_BASED_GOLD = re.compile(r"([0-9A-Za-z]+)_\{?(\d{1,2})\}?")
+_BASE_NAMES = {2: "binary", 8: "octal", 16: "hexadecimal"}
+_DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def with_stated_base(answer: str, gold: str, response: str) -> str:
+    """"1011" as "1011_2" when the gold is a base-2 numeral and the response's own text (not a
+    question it restates) says base 2 ("so in base 2 it is $1011$", "in binary"); else as is.
+
+    Rule 10 stays: the base is part of the answer, so bare digits with no base named anywhere
+    ("\\boxed{204}" against "204_5") are still wrong. The digits must be valid in that base.
+    """
+    based = _BASED_GOLD.fullmatch(clean(gold))
+    digits = clean(answer)
+    if based is None or not re.fullmatch(r"[0-9A-Za-z]+", digits):
+        return answer
+    base = int(based[2])
+    if not 2 <= base <= 36 or any(_DIGITS.find(d.upper()) not in range(base) for d in digits):
+        return answer
+    named = rf"\bbase[\s-]*\{{?{base}\}}?(?!\d)"
+    if base in _BASE_NAMES:
+        named += rf"|\b{_BASE_NAMES[base]}\b"
+    return f"{digits}_{{{base}}}" if re.search(named, without_questions(response), re.I) else answer
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -172,6 +224,7 @@ class MathVerifier:
         method, answer = found
         if choice:
             return _judge_choice(method, answer, gold)
+        answer = with_stated_base(answer, gold, response) if "_" in gold else answer
         if _hedged(answer, gold):
             if not self._all_equal(answer, gold):
                 return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
