@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 
 import pytest
@@ -344,7 +345,10 @@ class TestOneTestOneProcess:
         total = 2 if style == "unittest" else 3 if style != "pytest" else 4
         passed = total - 1
         assert verdict.score == pytest.approx(passed / total), verdict
-        assert "test 0: no result: timed out after 1." in verdict.reason
+        # the per-test limit (1 s) or, on a loaded machine, the harness's own answer limit (1.5 s)
+        # ends test 0; either way only test 0 is lost
+        assert re.search(r"test 0: (no result: timed out after 1\.|the candidate stopped answering: no answer "
+                         r"within 1\.5 s)", verdict.reason), verdict.reason
         assert {"timeout", "tests_not_run"} <= set(verdict.flags)
 
     def test_the_answer_budget_still_bounds_all_its_tests(self):
