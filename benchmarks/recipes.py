@@ -14,8 +14,8 @@ Tasks (`TASKS`):
   so that the second update's ratio has moved and the recipes' clipping acts. Each recipe's
   length-tied settings are rescaled to the 64-token budget (see `budget_overrides`).
 
-Each recipe in recipes/ (demo and the environment recipes excluded) trains for `--steps` steps
-of 16 prompts x 8 samples, from the same model and seeds, with one learning rate and evaluation
+Each recipe in recipes/ (demo and the environment recipe excluded) trains for `--steps` steps
+of `Task.prompts` prompts x 8 samples (demo 16, scratchpad 8), from the same model and seeds, with one learning rate and evaluation
 (greedy accuracy on 200 held-out problems every `--every` steps). Per run it keeps the accuracy
 curve, the mean sampled completion length and the share of completions cut at the budget over
 the last quarter of the steps, and the mean share of tokens the recipe's trust region acted on
@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import statistics
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,17 +45,19 @@ SCRATCH = "models/tiny-scratch"
 class Task:
     overrides: tuple[str, ...]  # applied to every recipe
     budget: int  # sampling.max_new_tokens and eval.max_new_tokens
+    prompts: int  # sampling.prompts_per_step (8 samples each)
     steps: int
     every: int
+    lr: float
     plot: str  # file name in --out
 
 
 TASKS = {
-    "demo": Task(overrides=(), budget=8, steps=200, every=25, plot="recipes.png"),
+    "demo": Task(overrides=(), budget=8, prompts=16, steps=200, every=25, lr=3e-5, plot="recipes.png"),
     "scratchpad": Task(overrides=(
         f"model.path={SCRATCH}", "task.kind=jsonl", f"task.train_path={SCRATCH}/task/train.jsonl",
         f"task.test_path={SCRATCH}/task/test.jsonl", "reward.verifier=exact", "train.updates_per_batch=2",
-    ), budget=64, steps=60, every=20, plot="recipes_scratchpad.png"),
+    ), budget=64, prompts=8, steps=20, every=10, lr=1e-4, plot="recipes_scratchpad.png"),
 }
 # The trust-region indicators the surrogates log (docs/metrics.md); a run sums those it has.
 CLIP_METRICS = ("policy/clip_low_frac", "policy/clip_high_frac", "policy/clip_dual_frac",
@@ -80,7 +85,7 @@ def budget_overrides(recipe: Path, budget: int) -> list[str]:
 
 def task_overrides(name: str, task: Task) -> list[str]:
     recipe = REPO / "recipes" / f"{name}.toml"
-    return [*task.overrides, *budget_overrides(recipe, task.budget)]
+    return [*task.overrides, f"sampling.prompts_per_step={task.prompts}", *budget_overrides(recipe, task.budget)]
 
 
 def run(name: str, seed: int, args, root: Path) -> dict:
@@ -94,7 +99,8 @@ def run(name: str, seed: int, args, root: Path) -> dict:
         "train.time_limit_s=100000"])
     start = time.perf_counter()
     rows = train(config, eval_full=False).folder.read_metrics()
-    return summarize(rows, args.start_accuracy, time.perf_counter() - start)
+    # The 1-minute load average at the end: on a shared machine the timings mean little without it.
+    return {**summarize(rows, args.start_accuracy, time.perf_counter() - start), "load": round(os.getloadavg()[0], 1)}
 
 
 def summarize(rows: list[dict], start_accuracy: float, seconds: float) -> dict:
@@ -153,7 +159,7 @@ def write_section(path: Path, task: str, text: str) -> None:
     path.write_text(new)
 
 
-def plot(results: dict[str, list[dict]], out: Path) -> None:
+def plot(results: dict[str, list[dict]], out: Path, prompts: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -166,7 +172,7 @@ def plot(results: dict[str, list[dict]], out: Path) -> None:
         line, = ax.plot(steps, [statistics.fmean(v) for v in zip(*values)], label=name)
         ax.fill_between(steps, [min(v) for v in zip(*values)], [max(v) for v in zip(*values)],
                         color=line.get_color(), alpha=0.15)
-    ax.set_xlabel("step (16 prompts x 8 samples)")
+    ax.set_xlabel(f"step ({prompts} prompts x 8 samples)")
     ax.set_ylabel("held-out greedy accuracy (200 problems)")
     ax.grid(alpha=0.3)
     ax.legend(ncol=2, fontsize=8)
@@ -174,37 +180,57 @@ def plot(results: dict[str, list[dict]], out: Path) -> None:
     fig.savefig(out, dpi=100)
 
 
+def _threads(n: int) -> None:
+    import torch
+
+    torch.set_num_threads(n)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--task", choices=sorted(TASKS), default="demo")
-    ap.add_argument("--steps", type=int, help="default: the task's (demo 200, scratchpad 60)")
-    ap.add_argument("--every", type=int, help="default: the task's (demo 25, scratchpad 20)")
+    ap.add_argument("--steps", type=int, help="default: the task's (demo 200, scratchpad 20)")
+    ap.add_argument("--every", type=int, help="default: the task's (demo 25, scratchpad 10)")
     ap.add_argument("--seeds", default="0,1")
-    ap.add_argument("--lr", type=float, default=3e-5)
+    ap.add_argument("--lr", type=float, help="default: the task's (demo 3e-5, scratchpad 1e-4)")
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "recipes")
     ap.add_argument("--recipes", default="", help="comma-separated subset to (re)run; the rest are read from runs_TASK.json")
+    ap.add_argument("--table-only", action="store_true", help="rebuild the table and plot from runs_TASK.json")
+    ap.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process")
+    ap.add_argument("--threads", type=int, default=2, help="torch threads per run")
     args = ap.parse_args()
-    import torch
-
-    torch.set_num_threads(2)
+    _threads(args.threads)
     args.task_spec = spec = TASKS[args.task]
-    args.steps, args.every = args.steps or spec.steps, args.every or spec.every
+    args.steps, args.every, args.lr = args.steps or spec.steps, args.every or spec.every, args.lr or spec.lr
     args.out.mkdir(parents=True, exist_ok=True)
-    args.start_accuracy = start_accuracy(spec)
-    names = args.recipes.split(",") if args.recipes else sorted(
-        p.stem for p in (REPO / "recipes").glob("*.toml") if p.stem not in NOT_BENCHMARKED)
     saved = args.out / f"runs_{args.task}.json"
-    # With --recipes, the other recipes' runs are kept from the last run of the script.
-    results: dict[str, list] = json.loads(saved.read_text()) if args.recipes and saved.exists() else {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            results[name] = [run(name, int(s), args, Path(tmp)) for s in args.seeds.split(",")]
-            print(name, [(r["curve"][-1][1], round(r["length"], 1), r["seconds"]) for r in results[name]], flush=True)
-            saved.write_text(json.dumps(results))  # a sweep stopped part-way keeps what it finished
+    if args.table_only:
+        results = json.loads(saved.read_text())
+    else:
+        results = sweep(args, saved)
     text = table(results)
     print(text)
     write_section(args.out / "table.md", args.task, text)
-    plot(results, args.out / spec.plot)
+    plot(results, args.out / spec.plot, spec.prompts)
+
+
+def sweep(args, saved: Path) -> dict[str, list[dict]]:
+    """Run the recipes (all, or --recipes) for every seed; with --recipes, the other recipes'
+    runs are kept from the last run of the script."""
+    args.start_accuracy = start_accuracy(args.task_spec)
+    names = args.recipes.split(",") if args.recipes else sorted(
+        p.stem for p in (REPO / "recipes").glob("*.toml") if p.stem not in NOT_BENCHMARKED)
+    results: dict[str, list] = json.loads(saved.read_text()) if args.recipes and saved.exists() else {}
+    seeds = [int(s) for s in args.seeds.split(",")]
+    with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(
+            args.jobs, mp_context=multiprocessing.get_context("spawn"),  # no fork of a process with OpenMP threads
+            initializer=_threads, initargs=(args.threads,)) as pool:
+        futures = {name: [pool.submit(run, name, seed, args, Path(tmp)) for seed in seeds] for name in names}
+        for name, runs in futures.items():
+            results[name] = [f.result() for f in runs]
+            print(name, [(r["curve"][-1][1], round(r["length"], 1), r["seconds"]) for r in results[name]], flush=True)
+            saved.write_text(json.dumps(results))  # a sweep stopped part-way keeps what it finished
+    return results
 
 
 if __name__ == "__main__":

@@ -1,23 +1,24 @@
 """Make the long-completion benchmark task and its model: chain sums with a scratchpad.
 
-    python scripts/make_scratchpad_model.py [--out models/tiny-scratch] [--steps N] [--seed S]
+    python scripts/make_scratchpad_model.py [--out models/tiny-scratch] [--target 0.3] [--seed S]
 
-The task: a prompt of 2-6 two-digit terms ("12+7+5+30="... with every term in 10..99), and
-a completion that writes each running sum on its own line and then the total alone on the
-last line:
+The task: a prompt of 2-8 one-digit terms (1..9), and a completion that writes each running
+sum on its own line and then the total alone on the last line:
 
-    12+47+35+30=   ->   12+47=59
-                        59+35=94
-                        94+30=124
-                        124<eos>
+    7+5+9+8=   ->   7+5=12
+                    12+9=21
+                    21+8=29
+                    29<eos>
 
-so a completion is 7 to ~45 characters (one token each) and its length follows the number of
+so a completion is 7 to 56 characters (one token each) and its length follows the number of
 terms. The reward is the exact verifier (the last non-blank line equals the total), so a
 completion cut off mid-scratchpad scores 0. The script writes the train and test prompts to
 `OUT/task/{train,test}.jsonl` (task.kind = "jsonl"), builds a 0.5M-parameter Qwen2 with the
-character tokenizer and a 256-token context, and pre-trains it by SFT on the train split for
-a few hundred steps: it learns the format and part of the arithmetic, so that RL has room.
-Deterministic from its seed on a given machine and thread count.
+character tokenizer and a 256-token context, and pre-trains it by SFT on the train split until
+its greedy accuracy on a separate dev split (100 prompts, not written) reaches `--target`:
+it knows the format and most single additions but often copies the wrong term, so RL has
+room. (Two-digit terms were tried first: 300 SFT steps gave 0.5% held-out accuracy, too
+little for RL to start from.) Deterministic from its seed on a given machine and thread count.
 """
 
 from __future__ import annotations
@@ -35,10 +36,11 @@ from rlvr.evaluate import greedy_accuracy
 from rlvr.models import build_char_tokenizer, tiny_qwen2
 from rlvr.rewards.exact_verifier import ExactVerifier
 from rlvr.tasks import load_jsonl
+from rlvr.types import Sample
 
 MIN_TERMS, MAX_TERMS = 2, 8
 LOW, HIGH = 1, 9
-TRAIN_SIZE, TEST_SIZE = 4000, 500
+TRAIN_SIZE, TEST_SIZE, DEV_SIZE = 4000, 500, 100
 MAX_NEW_TOKENS = 64  # the benchmark's budget: the longest worked solution is 56 characters
 
 
@@ -64,13 +66,15 @@ def make_rows(rng: random.Random, n: int, seen: set[str]) -> list[dict]:
     return rows
 
 
-def write_task(out: Path, seed: int) -> None:
-    """OUT/task/test.jsonl first, then train.jsonl with no test prompt in it."""
+def write_task(out: Path, seed: int) -> list[dict]:
+    """OUT/task/test.jsonl, then train.jsonl, no prompt in both; returns a dev split (not
+    written) that decides when SFT stops, so that the test split stays unseen."""
     rng, seen = random.Random(seed), set()
     (out / "task").mkdir(parents=True, exist_ok=True)
     for name, size in (("test", TEST_SIZE), ("train", TRAIN_SIZE)):
         rows = make_rows(rng, size, seen)
         (out / "task" / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return make_rows(rng, DEV_SIZE, seen)
 
 
 def sft_batch(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -90,7 +94,17 @@ def sft_batch(tokenizer, prompts: list[str]) -> tuple[torch.Tensor, torch.Tensor
     return ids, lab
 
 
-def sft(model, tokenizer, prompts: list[str], args) -> None:
+def dev_accuracy(model, tokenizer, dev: list[dict]) -> float:
+    samples = [Sample(prompt=r["prompt"], answer=r["answer"]) for r in dev]
+    acc = greedy_accuracy(HFEngine(model, tokenizer), samples, ExactVerifier(), max_new_tokens=MAX_NEW_TOKENS)
+    model.train()
+    return acc
+
+
+def sft(model, tokenizer, prompts: list[str], dev: list[dict], args) -> int:
+    """SFT until the dev accuracy, checked every `check_every` steps from `min_steps` on,
+    reaches `target` (or `steps` in all); returns the steps taken. The check reads no random
+    numbers, so the run is the same as one told to stop at that step."""
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     gen = torch.Generator().manual_seed(args.seed)
     for step in range(args.steps):
@@ -100,31 +114,41 @@ def sft(model, tokenizer, prompts: list[str], args) -> None:
         opt.zero_grad()
         loss.backward()
         opt.step()
-        if step % 50 == 0 or step == args.steps - 1:
+        done = step + 1
+        if step % 50 == 0 or done == args.steps:
             print(f"step {step:4d}  loss {loss.item():.4f}", flush=True)
+        if done >= args.min_steps and done % args.check_every == 0:
+            acc = dev_accuracy(model, tokenizer, dev)
+            print(f"step {done:4d}  dev accuracy {acc:.2f}", flush=True)
+            if acc >= args.target:
+                return done
+    return args.steps
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("models/tiny-scratch"))
-    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--steps", type=int, default=1500, help="the most SFT steps")
+    ap.add_argument("--min-steps", type=int, default=300)
+    ap.add_argument("--check-every", type=int, default=50)
+    ap.add_argument("--target", type=float, default=0.3, help="stop once the dev greedy accuracy reaches this")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     torch.set_num_threads(2)
     start = time.time()
-    write_task(args.out, args.seed)
+    dev = write_task(args.out, args.seed)
     train, test = load_jsonl(args.out / "task" / "train.jsonl"), load_jsonl(args.out / "task" / "test.jsonl")
     tokenizer = build_char_tokenizer()
     model = tiny_qwen2(hidden_size=128, intermediate_size=512, num_layers=2, num_heads=4,
                        num_kv_heads=2, max_positions=256, seed=args.seed)
-    sft(model, tokenizer, [s.prompt for s in train], args)
+    steps = sft(model, tokenizer, [s.prompt for s in train], dev, args)
     acc = greedy_accuracy(HFEngine(model, tokenizer), test[:200], ExactVerifier(), max_new_tokens=MAX_NEW_TOKENS)
     seconds = time.time() - start
     model.save_pretrained(args.out, safe_serialization=True)
     tokenizer.save_pretrained(args.out)
-    card = {"task": "chain sums with a scratchpad (OUT/task)", "sft_steps": args.steps, "batch": args.batch,
+    card = {"task": "chain sums with a scratchpad (OUT/task)", "sft_steps": steps, "target": args.target, "batch": args.batch,
             "lr": args.lr, "seed": args.seed, "test_greedy_accuracy_200": acc, "seconds": round(seconds, 1),
             "parameters": sum(p.numel() for p in model.parameters())}
     (args.out / "rlvr_model_card.json").write_text(json.dumps(card, indent=2) + "\n")
