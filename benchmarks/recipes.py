@@ -130,16 +130,23 @@ def _stat(runs: list[dict], key: str, fmt: str) -> str:
     return format(statistics.fmean(values), fmt) if values else "not recorded"
 
 
+def _best(runs: list[dict]) -> str:
+    """The evaluation step with the highest accuracy, mean over the seeds: where a run peaked."""
+    curves = [dict((step, acc) for step, acc in r["curve"][1:]) for r in runs]
+    step, acc = max(((s, statistics.fmean(c[s] for c in curves)) for s in curves[0]), key=lambda sa: sa[1])
+    return f"{acc:.1%} (step {step})"
+
+
 def table(results: dict[str, list[dict]]) -> str:
     finals = {n: [r["curve"][-1][1] for r in runs] for n, runs in results.items()}
     base = statistics.fmean(finals["grpo"]) if "grpo" in finals else None
-    lines = ["| recipe | final accuracy (mean) | per seed | vs GRPO (points) | completion length (tokens) "
-             "| cut at budget | clipped tokens |", "|---|---|---|---|---|---|---|"]
+    lines = ["| recipe | final accuracy (mean) | per seed | vs GRPO (points) | best evaluation (mean) "
+             "| completion length (tokens) | cut at budget | clipped tokens |", "|---|---|---|---|---|---|---|---|"]
     for n, f in sorted(finals.items(), key=lambda kv: -statistics.fmean(kv[1])):
         mean = statistics.fmean(f)
         versus = f"{(mean - base) * 100:+.1f}" if base is not None else "-"
         runs = results[n]
-        lines.append(f"| {n} | {mean:.1%} | {', '.join(f'{x:.1%}' for x in f)} | {versus} | "
+        lines.append(f"| {n} | {mean:.1%} | {', '.join(f'{x:.1%}' for x in f)} | {versus} | {_best(runs)} | "
                      f"{_stat(runs, 'length', '.1f')} | {_stat(runs, 'truncated', '.1%')} | "
                      f"{_stat(runs, 'clipped', '.2%')} |")
     return "\n".join(lines) + "\n"

@@ -112,3 +112,13 @@ def test_write_section_replaces_only_its_own_table(tmp_path):
     assert text.startswith("intro\n") and "reading\n" in text
     assert "C\n" in text and "A\n" not in text and "B\n" in text
     assert text.index("C\n") < text.index("reading") < text.index("B\n")
+
+
+def test_table_reports_the_best_evaluation_and_unrecorded_columns():
+    runs = {"grpo": [{"curve": [(0, 0.3), (10, 0.4), (20, 0.2)], "length": 40.0, "truncated": 0.0, "clipped": 0.01},
+                     {"curve": [(0, 0.3), (10, 0.3), (20, 0.4)], "length": 42.0, "truncated": 0.0, "clipped": 0.03}],
+            "old": [{"curve": [(0, 0.3), (10, 0.5)], "length": None, "truncated": None, "clipped": None}]}
+    rows = {line.split(" | ")[0].strip("| "): line for line in bench.table(runs).splitlines()[2:]}
+    # grpo: step 10 averages 35%, step 20 30% (step 0 is the shared start, not a result).
+    assert "| 30.0% | 20.0%, 40.0% | +0.0 | 35.0% (step 10) | 41.0 | 0.0% | 2.00% |" in rows["grpo"]
+    assert rows["old"].endswith("| not recorded | not recorded | not recorded |")
