@@ -21,7 +21,8 @@ curve, the mean sampled completion length and the share of completions cut at th
 the last quarter of the steps, and the mean share of tokens the recipe's trust region acted on
 (`clipped`: the sum of the `policy/*_frac` indicators that recipe logs, docs/metrics.md). It
 writes `runs_TASK.json`, a plot (`Task.plot`), and its table between the task's markers in
-`table.md` (the text around the tables is kept).
+`table.md` (the text around the tables is kept); with `--variant NAME`, `runs_TASK-NAME.json`
+and its own section and plot.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ TASKS = {
     "scratchpad": Task(overrides=(
         f"model.path={SCRATCH}", "task.kind=jsonl", f"task.train_path={SCRATCH}/task/train.jsonl",
         f"task.test_path={SCRATCH}/task/test.jsonl", "reward.verifier=exact", "train.updates_per_batch=2",
-    ), budget=64, prompts=8, steps=20, every=10, lr=1e-4, plot="recipes_scratchpad.png"),
+    ), budget=64, prompts=8, steps=30, every=10, lr=3e-5, plot="recipes_scratchpad.png"),
 }
 # The trust-region indicators the surrogates log (docs/metrics.md); a run sums those it has.
 CLIP_METRICS = ("policy/clip_low_frac", "policy/clip_high_frac", "policy/clip_dual_frac",
@@ -196,12 +197,14 @@ def _threads(n: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--task", choices=sorted(TASKS), default="demo")
-    ap.add_argument("--steps", type=int, help="default: the task's (demo 200, scratchpad 20)")
+    ap.add_argument("--steps", type=int, help="default: the task's (demo 200, scratchpad 30)")
     ap.add_argument("--every", type=int, help="default: the task's (demo 25, scratchpad 10)")
     ap.add_argument("--seeds", default="0,1")
-    ap.add_argument("--lr", type=float, help="default: the task's (demo 3e-5, scratchpad 1e-4)")
+    ap.add_argument("--lr", type=float, help="default: the task's (both 3e-5)")
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "recipes")
     ap.add_argument("--recipes", default="", help="comma-separated subset to (re)run; the rest are read from runs_TASK.json")
+    ap.add_argument("--variant", default="", help="a name for runs with other settings (--lr, --steps): "
+                                                  "their own runs file, table section and plot")
     ap.add_argument("--table-only", action="store_true", help="rebuild the table and plot from runs_TASK.json")
     ap.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process")
     ap.add_argument("--threads", type=int, default=2, help="torch threads per run")
@@ -210,15 +213,17 @@ def main() -> None:
     args.task_spec = spec = TASKS[args.task]
     args.steps, args.every, args.lr = args.steps or spec.steps, args.every or spec.every, args.lr or spec.lr
     args.out.mkdir(parents=True, exist_ok=True)
-    saved = args.out / f"runs_{args.task}.json"
+    key = f"{args.task}-{args.variant}" if args.variant else args.task  # the runs file, table and plot
+    saved = args.out / f"runs_{key}.json"
     if args.table_only:
         results = json.loads(saved.read_text())
     else:
         results = sweep(args, saved)
     text = table(results)
     print(text)
-    write_section(args.out / "table.md", args.task, text)
-    plot(results, args.out / spec.plot, spec.prompts)
+    write_section(args.out / "table.md", key, text)
+    plot_file = Path(spec.plot).stem + (f"-{args.variant}" if args.variant else "") + ".png"
+    plot(results, args.out / plot_file, spec.prompts)
 
 
 def sweep(args, saved: Path) -> dict[str, list[dict]]:
