@@ -9,7 +9,7 @@ Tasks (`TASKS`):
 - `demo`: the shipped tiny model on two-digit addition (completions of 2-4 tokens), each
   recipe exactly as written.
 - `scratchpad`: chain sums of 2-8 one-digit terms with a worked scratchpad
-  (scripts/make_scratchpad_model.py, models/tiny-scratch): completions of 7-56 tokens whose
+  (scripts/make_scratchpad_model.py, models/tiny-scratch): worked solutions of 8-58 tokens whose
   length follows the number of terms, a 64-token budget, and two optimiser updates per batch
   so that the second update's ratio has moved and the recipes' clipping acts. Each recipe's
   length-tied settings are rescaled to the 64-token budget (see `budget_overrides`).

@@ -10,15 +10,18 @@ sum on its own line and then the total alone on the last line:
                     21+8=29
                     29<eos>
 
-so a completion is 7 to 56 characters (one token each) and its length follows the number of
+so a worked solution is 7 to 57 characters (one token each, 8-58 with the EOS; mean 38.5 over
+the train split) and its length follows the number of
 terms. The reward is the exact verifier (the last non-blank line equals the total), so a
 completion cut off mid-scratchpad scores 0. The script writes the train and test prompts to
 `OUT/task/{train,test}.jsonl` (task.kind = "jsonl"), builds a 0.5M-parameter Qwen2 with the
 character tokenizer and a 256-token context, and pre-trains it by SFT on the train split until
-its greedy accuracy on a separate dev split (100 prompts, not written) reaches `--target`:
-it knows the format and most single additions but often copies the wrong term, so RL has
-room. (Two-digit terms were tried first: 300 SFT steps gave 0.5% held-out accuracy, too
-little for RL to start from.) Deterministic from its seed on a given machine and thread count.
+its greedy accuracy on a separate dev split (100 prompts, not written) reaches `--target`, so
+that it starts imperfect and RL has room. What holds it back is finding the next term: after
+300 steps 96% of its written additions were right but it often added the wrong term (10.5% of
+the problems right); with the defaults it stops at 500 steps, 35% on dev and 32% on 200 test
+prompts (rlvr_model_card.json). Two-digit terms were tried first: 300 SFT steps gave 0.5%.
+Deterministic from its seed on a given machine and thread count.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from rlvr.types import Sample
 MIN_TERMS, MAX_TERMS = 2, 8
 LOW, HIGH = 1, 9
 TRAIN_SIZE, TEST_SIZE, DEV_SIZE = 4000, 500, 100
-MAX_NEW_TOKENS = 64  # the benchmark's budget: the longest worked solution is 56 characters
+MAX_NEW_TOKENS = 64  # the benchmark's budget: the longest worked solution is 58 tokens with its EOS
 
 
 def scratchpad(terms: list[int]) -> str:
