@@ -11,7 +11,8 @@ read), and raises `VerifierTimeout` when math-verify ran past the limit. In orde
 4. "x = 4" against "4" compares the 4; "x = 4" against "y = 4" is False;
 5. one value: exact numbers (`Fraction`, percent-aware), a decimal against an exact value
    (right only when correctly rounded to 10+ significant digits), square roots, complex
-   numbers "a + bi", polynomials, intervals and unions of them, constant expressions by
+   numbers "a + bi", polynomials, intervals and unions of them, integer powers and power
+   towers by their prime factorisations (`math_power.py`), constant expressions by
    value, then math-verify under the time limit, and when math-verify raises, the value of
    both sides again (None if there is none).
 
@@ -40,6 +41,7 @@ from rlvr.rewards.math_normalize import clean, plus_minus, signed_square, top_le
 from rlvr.rewards.math_numeric import numeric_value, variables
 from rlvr.rewards.math_numeric import tokens as numeric_tokens
 from rlvr.rewards.math_polynomial import gaussian, polynomial
+from rlvr.rewards.math_power import towers_equal
 from rlvr.rewards.math_structure import (
     Shape,
     as_interval,
@@ -264,7 +266,7 @@ class Comparison:
 
     def single(self, answer: str, gold: str) -> bool | None:
         """One value against one value (step 5 of the module docstring)."""
-        for check in (numbers_equal, _exact_single, _intervals_equal, _by_value):
+        for check in (numbers_equal, towers_equal, _exact_single, _intervals_equal, _by_value):
             equal = check(answer, gold)
             if equal is not None:
                 return equal
