@@ -69,3 +69,41 @@ def test_a_tower_plus_one_is_still_refused_and_a_true_timeout_still_scores_false
     assert verifier(response="10^{10^{10}} + 1", gold="10^{10^{10}}").score == 0.0
     verdict = verifier(response="\\sin(10^{10^{10}} + 1)", gold="\\sin(10^{10^{10}})")
     assert verdict.score == 0.0
+
+
+AMC_KEY = "AMC answer key as AoPS writes it: \\textbf{(E) } value"
+AMC_SOLUTION = "AoPS wiki solution ending 'The answer is $\\boxed{\\textbf{(B)}\\ 8}$.'"
+SQRT5 = "\\textbf{(E) } 2\\sqrt{5}"
+BOXED_B8 = "The answer is $\\boxed{\\textbf{(B)}\\ 8}$."
+
+CHOICES = [
+    # (source, response, gold, score)
+    (AMC_KEY, "\\boxed{E}", SQRT5, 1),
+    (AMC_KEY, "E", SQRT5, 1),
+    (AMC_KEY, "\\boxed{D}", SQRT5, 0),  # another letter
+    (AMC_KEY, "So $\\boxed{\\textbf{(E)}\\ 2\\sqrt{5}}$", SQRT5, 1),
+    (AMC_KEY, "$\\boxed{2\\sqrt{5}}$", SQRT5, 1),  # the option's value, no letter
+    (AMC_KEY, "$\\boxed{2\\sqrt{3}}$", SQRT5, 0),  # another value, no letter
+    (AMC_KEY, "\\textbf{(A) } 27", "\\textbf{(D) } 27", 0),  # the letter is the answer
+    (AMC_KEY, "The answer is (D) or (E).", SQRT5, 0),  # hedge across letters
+    (AMC_KEY, "I would pick B, D", "\\textbf{(D) } 27", 0),
+    (AMC_SOLUTION, "B", BOXED_B8, 1),
+    (AMC_SOLUTION, "C", BOXED_B8, 0),
+    (AMC_SOLUTION, "There are $8$ ways, so the answer is 8.", BOXED_B8, 1),
+    (AMC_SOLUTION, "There are $7$ ways, so the answer is 7.", BOXED_B8, 0),
+]
+
+
+@pytest.mark.parametrize("source, response, gold, score", CHOICES)
+def test_option_golds_match_by_letter_or_by_value(source, response, gold, score):
+    assert MathVerifier()(response=response, gold=gold).score == score, source
+
+
+def test_an_option_gold_is_one_option_with_a_value():
+    from rlvr.rewards.math_normalize import choice_option
+
+    assert choice_option(SQRT5) == ("E", "2\\sqrt{5}")
+    assert choice_option("\\textbf{(B)}\\ 8") == ("B", "8")
+    assert choice_option("(1, 2)") is None  # a tuple, not an option
+    assert choice_option("(A) 1 (B) 2") is None  # a list of options is no gold
+    assert choice_option("(A)") is None  # a bare letter: `is_choice_gold`'s

@@ -269,6 +269,22 @@ def is_choice_gold(gold: str) -> bool:
     return _CHOICE_GOLD.fullmatch(_TEXT.sub(r"\1", gold.strip().strip("$")).strip()) is not None
 
 
+# An AMC/AoPS answer-key gold: the option letter in parentheses, then its value,
+# "\\textbf{(E) } 2\\sqrt{5}", "(D) 27". One option only: a second "(X)" is a list of options.
+_OPTION_GOLD = re.compile(r"\(\s*([A-J])\s*\)\s*(?P<value>(?!\([A-J]\))\S(?:(?!\([A-J]\)).){0,80})", re.DOTALL)
+
+
+def choice_option(gold: str) -> tuple[str, str] | None:
+    """(letter, value) for a gold that is one option with its value ("\\textbf{(E) } 2\\sqrt{5}"
+    -> ("E", "2\\sqrt{5}")), else None."""
+    if "(" not in gold:
+        return None
+    match = _OPTION_GOLD.fullmatch(option_text(gold))
+    if match is None or not match["value"].strip():
+        return None
+    return match[1], match["value"].strip()
+
+
 def top_level_items(text: str) -> list[str]:
     """Split on commas, "or", "and" outside brackets: "19 or 20" -> ["19", "20"].
 

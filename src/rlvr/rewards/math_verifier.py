@@ -43,6 +43,7 @@ from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_structure import as_interval, shape
 from rlvr.rewards.math_normalize import (
     choice_letter,
+    choice_option,
     clean,
     is_choice_gold,
     option_text,
@@ -215,6 +216,8 @@ class MathVerifier:
             return Verdict(0.0, f"response too long ({len(response)} chars)")
         gold = gold_answer(gold) if len(gold) <= self.max_chars else gold
         response = unicode_to_latex(response)  # "2½", "10²³", "√3": as the LaTeX they mean
+        if (option := choice_option(gold)) is not None:
+            return self._option(response, *option)
         choice = is_choice_gold(gold)
         found = extract_answer(response, self.extract, choice=choice)
         if found is None and "boxed" in self.extract and extract_boxed(response) == "":
@@ -230,6 +233,18 @@ class MathVerifier:
                 return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
             answer = top_level_items(clean(answer))[0]  # "1/2 or 0.5": one value, twice
         return self._judge(method, answer, gold)
+
+    def _option(self, response: str, letter: str, value: str) -> Verdict:
+        """A gold that is one option with its value ("\\textbf{(E) } 2\\sqrt{5}"): an answer
+        that names a letter is judged by the letter alone (a wrong letter with the right
+        value is wrong, two letters a hedge); one that names none by the option's value."""
+        found = extract_answer(response, self.extract, choice=True)
+        if found is not None and _names_a_letter(found[1]):
+            return _judge_choice(found[0], found[1], letter)
+        plain = extract_answer(response, self.extract)
+        if plain is not None and (named := choice_option(plain[1])) is not None:
+            return _verdict(plain[0], named[0], letter, named[0] == letter)  # "(A) 27"
+        return self(response=response, gold=value)
 
     def _all_equal(self, answer: str, gold: str) -> bool:
         """True when every item of a multi-item answer equals the gold ("1/2 or 0.5")."""
@@ -252,6 +267,11 @@ class MathVerifier:
         if comparison.too_large and not equal:
             return Verdict(0.0, f"too large to evaluate: {_short(answer)}", ("too_large",))
         return _verdict(method, answer, gold, equal)
+
+
+def _names_a_letter(answer: str) -> bool:
+    """True when some item of `answer` is a choice letter ("B", "(C) 12", "A, B")."""
+    return any(choice_letter(item) for item in top_level_items(option_text(answer)))
 
 
 def _judge_choice(method: str, answer: str, gold: str) -> Verdict:
