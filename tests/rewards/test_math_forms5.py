@@ -107,3 +107,33 @@ def test_an_option_gold_is_one_option_with_a_value():
     assert choice_option("(1, 2)") is None  # a tuple, not an option
     assert choice_option("(A) 1 (B) 2") is None  # a list of options is no gold
     assert choice_option("(A)") is None  # a bare letter: `is_choice_gold`'s
+
+
+THEOREMQA = "TheoremQA answer_type bool, answered in a sentence"
+MATH_WORD = "MATH / Omni-MATH word gold (\\text{even}, \\text{diverges}) answered in a sentence"
+
+SENTENCES = [
+    # (source, response, gold, score)
+    (THEOREMQA, "The statement is True.", "True", 1),
+    (THEOREMQA, "The statement is not True.", "True", 0),  # negated
+    (THEOREMQA, "The statement is false.", "False", 1),
+    (THEOREMQA, "The statement is true.", "False", 0),
+    (MATH_WORD, "The function is even.", "\\text{even}", 1),
+    (MATH_WORD, "The function is not even.", "\\text{even}", 0),
+    (MATH_WORD, "The function is neither odd nor even.", "\\text{even}", 0),
+    (MATH_WORD, "It is probably even.", "\\text{even}", 0),  # hedged
+    (MATH_WORD, "It is either odd or even.", "\\text{even}", 0),
+    (MATH_WORD, "The function is odd.", "\\text{even}", 0),
+    (MATH_WORD, "Since f(-x) = f(x), the function is even.", "\\text{even}", 1),
+    (MATH_WORD, "Is the function even?", "\\text{even}", 0),  # a question states nothing
+    (MATH_WORD, "The sequence diverges.", "\\text{diverges}", 1),
+    (MATH_WORD, "The sequence diverges.", "\\text{converges}", 0),
+    (MATH_WORD, "The equation has no solution.", "\\text{no solution}", 1),
+    (WRITTEN.format("a number gold is not a word gold"), "There are 12 even numbers.", "12", 1),
+    (WRITTEN.format("a word gold with a number in the sentence"), "There are 2 even numbers.", "even", 0),
+]
+
+
+@pytest.mark.parametrize("source, response, gold, score", SENTENCES)
+def test_a_word_gold_stated_in_a_final_sentence(source, response, gold, score):
+    assert MathVerifier()(response=response, gold=gold).score == score, source

@@ -38,6 +38,7 @@ from rlvr.rewards.math_extract import (
     extract_last_choice,
     extract_last_number,
 )
+from rlvr.rewards.math_sentence import states_text_gold
 from rlvr.rewards.math_spans import few_words, without_questions
 from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_structure import as_interval, shape
@@ -162,6 +163,10 @@ def with_stated_base(answer: str, gold: str, response: str) -> str:
     return f"{digits}_{{{base}}}" if re.search(named, without_questions(response), re.I) else answer
 
 
+# Extractors that read prose: a word gold stated in a sentence is read before them.
+_PROSE = ("whole", "math_span", "last_number")
+
+
 def _short(text: str, limit: int = 80) -> str:
     """Cut long answers so that a reason stays one readable line."""
     text = " ".join(text.split())
@@ -222,6 +227,8 @@ class MathVerifier:
         found = extract_answer(response, self.extract, choice=choice)
         if found is None and "boxed" in self.extract and extract_boxed(response) == "":
             return Verdict(0.0, "empty or unclosed last box", ("empty_box",))
+        if (found is None or found[0] in _PROSE) and states_text_gold(response, gold):
+            return Verdict(1.0, "correct (via final sentence)")  # "The function is even."
         if found is None:
             return Verdict(0.0, "no answer found")
         method, answer = found
