@@ -137,3 +137,51 @@ SENTENCES = [
 @pytest.mark.parametrize("source, response, gold, score", SENTENCES)
 def test_a_word_gold_stated_in_a_final_sentence(source, response, gold, score):
     assert MathVerifier()(response=response, gold=gold).score == score, source
+
+
+MATH_SETS = "MATH intermediate algebra solution set (set-builder, |x - a| inequality)"
+RECIPE = "word-problem answer in cups (mixed number, MATH prealgebra style)"
+CHAT = "chat-model reply: display maths after 'Final answer:'"
+CHINESE = "Chinese-language grader answer phrase (答案：) with full-width digits"
+PHYSICS = "physics answer in scientific notation with an SI unit (\\approx, \\mathrm{J})"
+R1 = "DeepSeek-R1 style <think>/<answer> reply"
+RESTATED = "reply that restates the question after its answer"
+ALL_BUT = "(-\\infty,-1]\\cup[1,\\infty)"
+
+FORMS = [
+    # (source, response, gold, score)
+    (MATH_SETS, "\\{x \\mid x > 2\\}", "(2, \\infty)", 1),
+    (MATH_SETS, "\\{x \\mid x \\ge 2\\}", "(2, \\infty)", 0),  # closedness
+    (MATH_SETS, "\\{x : x \\le 3\\}", "(-\\infty, 3]", 1),
+    (MATH_SETS, "|x| \\ge 1", ALL_BUT, 1),
+    (MATH_SETS, "|x| > 1", ALL_BUT, 0),
+    (MATH_SETS, "|x - 3| < 2", "(1, 5)", 1),
+    (MATH_SETS, "|x + 1| \\le 4", "[-5, 3]", 1),
+    (MATH_SETS, "|x + 1| \\le 4", "[-3, 5]", 0),  # the sign of the shift
+    (RECIPE, "Answer: $7\\frac{1}{8}$ cups", "7.125", 1),
+    (RECIPE, "Answer: $7\\frac{1}{4}$ cups", "7.125", 0),
+    (CHAT, "Final answer:\n\n$$\n15\n$$", "15", 1),
+    (CHAT, "Final answer:\n\n$$\n16\n$$", "15", 0),
+    (CHAT, "Final answer:\n\\[\n\\frac{1}{2}\n\\]", "0.5", 1),
+    (CHINESE, "答案：３", "3", 1),
+    (CHINESE, "答案：４", "3", 0),
+    (CHINESE, "最终答案是 １２", "12", 1),
+    (PHYSICS, "Final answer: $E \\approx 3.98 \\times 10^{-19}\\ \\mathrm{J}$.", "3.98e-19", 1),
+    (PHYSICS, "Final answer: $E \\approx 3.98 \\times 10^{-18}\\ \\mathrm{J}$.", "3.98e-19", 0),
+    (PHYSICS, "$x \\approx 3.14$", "\\pi", 0),  # an approximation of an exact gold: rule 1
+    (PHYSICS, "$2\\mathrm{i}$", "2", 0),  # i is a number, not a unit
+    (RESTATED, "x = 4.\n\n(The question was: if 2x + 1 = 9, find x.)", "4", 1),
+    (RESTATED, "x = 4.\n\n(The question was: if 2x + 1 = 9, find x.)", "9", 0),
+    (R1, "<think>\nThe answer is 5.\n</think>\n<answer></answer>", "5", 0),  # committed empty
+    (R1, "<think>\nThe answer is 5.\n</think>\n<answer>5</answer>", "5", 1),
+    (R1, "<think>\nTwo plus six is 8, so", "8", 0),  # cut off mid-thought: nothing committed
+    (R1, "<think>\nTwo plus six is 8.\n</think>\nThe answer is 8.", "8", 1),
+    (R1, "Let me compute $7 \\times 8 = 56$, then $56 - 14 = 42$. Hmm, I'm not sure what "
+         "the question wants next.", "42", 0),  # gave up: no committed answer
+    (R1, "$7 \\times 8 = 56$, then $56 - 14 = 42$. The answer is $42$.", "42", 1),
+]
+
+
+@pytest.mark.parametrize("source, response, gold, score", FORMS)
+def test_solution_sets_delimiters_and_templates(source, response, gold, score):
+    assert MathVerifier()(response=response, gold=gold).score == score, source

@@ -42,6 +42,7 @@ from rlvr.rewards.math_numeric import numeric_value, variables
 from rlvr.rewards.math_numeric import tokens as numeric_tokens
 from rlvr.rewards.math_polynomial import gaussian, polynomial
 from rlvr.rewards.math_power import towers_equal
+from rlvr.rewards.math_sets import condition_set
 from rlvr.rewards.math_structure import (
     Shape,
     as_interval,
@@ -199,7 +200,7 @@ class Comparison:
 
     def equal(self, answer: str, gold: str) -> bool | None:
         """Steps 1-4 of the module docstring; one value goes to `single`."""
-        answer, gold = clean(answer), clean(gold)
+        answer, gold = _approximately(clean(answer)), _approximately(clean(gold))
         if text_key(answer) == text_key(gold):
             return True
         if (truth := truth_equal(answer, gold)) is not None:
@@ -214,6 +215,7 @@ class Comparison:
                 return False  # "x = 4" is not "y = 4"
         answer, gold = _drop_name(answer, gold), _drop_name(gold, answer)
         answer, gold = plus_minus(answer), plus_minus(gold)  # "x = 1 \\pm 2" only now
+        answer, gold = condition_set(answer), condition_set(gold)  # "|x| \\ge 1", "\\{x \\mid x > 2\\}"
         answer, gold = _union(answer), _union(gold)
         answer, gold = _as_intervals(answer, gold)
         if "\\cup" in answer + gold and (union := _intervals_equal(answer, gold)) is not None:
@@ -283,6 +285,17 @@ class Comparison:
             raise VerifierTimeout(self.timeout_s) from None
         except Exception:  # deliberate: math-verify raising is not a verdict
             return None  # every sympy-free reading was tried above: unparsable
+
+
+_NAMED_APPROX = re.compile(r"^([a-zA-Z](?:_\{?\w+\}?)?)\s*\\approx\s*(?!.*\\approx)(.+)$")
+
+
+def _approximately(text: str) -> str:
+    """"E \\approx 3.98" is the named value "E = 3.98": the decimal rules still judge the
+    digits (rule 1), so an approximation of an exact gold stays wrong."""
+    if "\\approx" not in text or "=" in text:
+        return text
+    return _NAMED_APPROX.sub(r"\1 = \2", text, count=1)
 
 
 def _drop_name(text: str, other: str) -> str:

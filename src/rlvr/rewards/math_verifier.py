@@ -219,6 +219,9 @@ class MathVerifier:
             return Verdict(0.0, "empty completion")
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)")
+        if "<think>" in response and "</think>" not in response.rsplit("<think>", 1)[1]:
+            # the reasoning never ended (cut off mid-thought): nothing after it was committed
+            return Verdict(0.0, "unclosed <think> block: no committed answer", ("unclosed_think",))
         gold = gold_answer(gold) if len(gold) <= self.max_chars else gold
         response = unicode_to_latex(response)  # "2½", "10²³", "√3": as the LaTeX they mean
         if (option := choice_option(gold)) is not None:
