@@ -281,6 +281,7 @@ def is_choice_gold(gold: str) -> bool:
 _OPTION_GOLD = re.compile(r"\(\s*([A-J])\s*\)\s*(?P<value>(?!\([A-J]\))\S(?:(?!\([A-J]\)).){0,80})", re.DOTALL)
 
 
+@lru_cache(maxsize=_CACHE)
 def choice_option(gold: str) -> tuple[str, str] | None:
     """(letter, value) for a gold that is one option with its value ("\\textbf{(E) } 2\\sqrt{5}"
     -> ("E", "2\\sqrt{5}")), else None."""
