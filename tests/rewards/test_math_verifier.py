@@ -26,8 +26,10 @@ from rlvr.rewards.math_verifier import (
 
 # Found by measurement (math-verify 0.9, sympy 1.14): comparing 9^(9^9) with 1 does not finish
 # within math-verify's own 5 s limit; test_pathological_input_really_is_slow keeps it honest.
-PATHOLOGICAL = "so \\boxed{9^{9^{9}}}"
-# A gold that is itself a tower gets past the too-large guard, so only the time limit helps.
+# A tower plus one: two pure towers are compared exactly (math_power.py), but a sum with a
+# huge term is not representable there, so it reaches sympy and only the time limit helps.
+PATHOLOGICAL = "so \\boxed{9^{9^{9}} + 1}"
+# A gold that is itself a tower gets past the too-large guard.
 PATHOLOGICAL_GOLD = "10^{9^{9}}"
 
 
@@ -304,12 +306,22 @@ def test_pathological_input_really_is_slow():
     assert MathVerifier(timeout_s=3.0)(response=PATHOLOGICAL, gold=PATHOLOGICAL_GOLD).flags == ("timeout",)
 
 
-@pytest.mark.parametrize("answer", ["9^{9^{9}}", "10^{1000000}", "2^{3^{4^{5}}}", "12345!"])
+@pytest.mark.parametrize("answer", ["12345!", "9^{9^{9}} + 1", "10^{1000000} \\cdot x"])
 def test_too_large_answers_are_refused_without_sympy(answer):
     start = time.monotonic()
     verdict = MathVerifier()(response=f"\\boxed{{{answer}}}", gold="1")
     assert time.monotonic() - start < 0.05
     assert verdict.flags == ("too_large",)
+
+
+@pytest.mark.parametrize("answer", ["9^{9^{9}}", "10^{1000000}", "2^{3^{4^{5}}}"])
+def test_integer_towers_are_decided_exactly_without_sympy(answer):
+    # pure integer powers are compared by their prime factorisation (math_power.py): read, not
+    # refused, and still fast
+    start = time.monotonic()
+    verdict = MathVerifier()(response=f"\\boxed{{{answer}}}", gold="1")
+    assert time.monotonic() - start < 0.05
+    assert verdict.score == 0.0 and verdict.reason.startswith("wrong")
 
 
 @pytest.mark.parametrize(

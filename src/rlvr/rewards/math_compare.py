@@ -11,7 +11,8 @@ read), and raises `VerifierTimeout` when math-verify ran past the limit. In orde
 4. "x = 4" against "4" compares the 4; "x = 4" against "y = 4" is False;
 5. one value: exact numbers (`Fraction`, percent-aware), a decimal against an exact value
    (right only when correctly rounded to 10+ significant digits), square roots, complex
-   numbers "a + bi", polynomials, intervals and unions of them, constant expressions by
+   numbers "a + bi", polynomials, intervals and unions of them, integer powers and power
+   towers by their prime factorisations (`math_power.py`), constant expressions by
    value, then math-verify under the time limit, and when math-verify raises, the value of
    both sides again (None if there is none).
 
@@ -40,6 +41,8 @@ from rlvr.rewards.math_normalize import clean, plus_minus, signed_square, top_le
 from rlvr.rewards.math_numeric import numeric_value, variables
 from rlvr.rewards.math_numeric import tokens as numeric_tokens
 from rlvr.rewards.math_polynomial import gaussian, polynomial
+from rlvr.rewards.math_power import towers_equal
+from rlvr.rewards.math_sets import condition_set
 from rlvr.rewards.math_structure import (
     Shape,
     as_interval,
@@ -197,7 +200,7 @@ class Comparison:
 
     def equal(self, answer: str, gold: str) -> bool | None:
         """Steps 1-4 of the module docstring; one value goes to `single`."""
-        answer, gold = clean(answer), clean(gold)
+        answer, gold = _approximately(clean(answer)), _approximately(clean(gold))
         if text_key(answer) == text_key(gold):
             return True
         if (truth := truth_equal(answer, gold)) is not None:
@@ -212,6 +215,7 @@ class Comparison:
                 return False  # "x = 4" is not "y = 4"
         answer, gold = _drop_name(answer, gold), _drop_name(gold, answer)
         answer, gold = plus_minus(answer), plus_minus(gold)  # "x = 1 \\pm 2" only now
+        answer, gold = condition_set(answer), condition_set(gold)  # "|x| \\ge 1", "\\{x \\mid x > 2\\}"
         answer, gold = _union(answer), _union(gold)
         answer, gold = _as_intervals(answer, gold)
         if "\\cup" in answer + gold and (union := _intervals_equal(answer, gold)) is not None:
@@ -264,7 +268,7 @@ class Comparison:
 
     def single(self, answer: str, gold: str) -> bool | None:
         """One value against one value (step 5 of the module docstring)."""
-        for check in (numbers_equal, _exact_single, _intervals_equal, _by_value):
+        for check in (numbers_equal, towers_equal, _exact_single, _intervals_equal, _by_value):
             equal = check(answer, gold)
             if equal is not None:
                 return equal
@@ -281,6 +285,17 @@ class Comparison:
             raise VerifierTimeout(self.timeout_s) from None
         except Exception:  # deliberate: math-verify raising is not a verdict
             return None  # every sympy-free reading was tried above: unparsable
+
+
+_NAMED_APPROX = re.compile(r"^([a-zA-Z](?:_\{?\w+\}?)?)\s*\\approx\s*(?!.*\\approx)(.+)$")
+
+
+def _approximately(text: str) -> str:
+    """"E \\approx 3.98" is the named value "E = 3.98": the decimal rules still judge the
+    digits (rule 1), so an approximation of an exact gold stays wrong."""
+    if "\\approx" not in text or "=" in text:
+        return text
+    return _NAMED_APPROX.sub(r"\1 = \2", text, count=1)
 
 
 def _drop_name(text: str, other: str) -> str:

@@ -39,8 +39,8 @@ _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
 # "The final answer is: 19." / "Answer: (B)" / "the answer to part (a) is $x=2$"; the answer
 # runs to the end of its sentence (a full stop before a space or the end, or a newline).
 _ANSWER_PHRASE = re.compile(
-    r"(?:final answer|answer)(?:\s+(?:to|for)\s+[^.:\n]{0,40}?)?\**\s*"
-    r"(?:is|was|would be|will be|should be|=|:)\s*:?\**\s*"
+    r"(?:final answer|answer|最终答案|答案)(?:\s+(?:to|for)\s+[^.:\n]{0,40}?)?\**\s*"
+    r"(?:is|was|would be|will be|should be|=|:|是|为)\s*:?\**\s*"
     r"(?P<answer>[^\n]{1,200}?)\**\s*(?:\.(?=\s|$)|\n|$)",
     re.IGNORECASE,
 )
@@ -178,11 +178,12 @@ def _box_link(gap: str) -> str | None:
 
 
 def extract_answer_tag(text: str) -> str | None:
-    """Return the stripped content of the last `<answer>...</answer>`, or None if none/empty."""
+    """Return the stripped content of the last `<answer>...</answer>`, None if there is none,
+    "" if it is empty: an empty answer block is a committed empty answer, which is wrong."""
     matches = _ANSWER_TAG.findall(text)
     if not matches:
         return None
-    return matches[-1].strip() or None
+    return matches[-1].strip()
 
 
 def extract_answer_phrase(text: str) -> str | None:
@@ -200,12 +201,24 @@ def extract_answer_phrase(text: str) -> str | None:
         bold = _BOLD_LINE.search(text[-300:]) if ("**" in text or "__" in text) else None
         answer = bold["answer"].strip() if bold else ""
         return answer if answer and not answer.endswith(":") else None
-    answer = last["answer"]
+    answer = _display_after(text, last)
     if "$" not in answer and "\\(" not in answer:
         # in prose "the answer is 46!" exclaims; a factorial would be written in maths
         answer = _REASON.sub("", answer).rstrip().rstrip("!")
     answer = answer.strip().strip("*").strip()
     return _refine(answer) if answer else None
+
+
+def _display_after(text: str, phrase: re.Match) -> str:
+    """The phrase's answer; when that is only the opening of display maths on its own lines
+    ("Final answer:\\n\\n$$\\n15\\n$$"), the display's content."""
+    answer = phrase["answer"].strip()
+    closing = {"$$": "$$", "\\[": "\\]"}.get(answer)
+    if closing is None:
+        return phrase["answer"]
+    start = phrase.start("answer") + len(answer)
+    end = text.find(closing, start)
+    return text[start:end].strip() if 0 < end - start <= 400 else phrase["answer"]
 
 
 def _refine(answer: str) -> str:
@@ -274,7 +287,8 @@ def _phrase_after_last_box(text: str) -> bool:
 
 # A reply whose last words say it could not finish commits to nothing it wrote before.
 _GAVE_UP = re.compile(
-    r"\b(?:not sure how to (?:continue|proceed|finish|solve)|(?:don't|do not|can't|cannot) "
+    r"\b(?:not sure (?:how to (?:continue|proceed|finish|solve)|what (?:the (?:question|problem)|"
+    r"it|they) (?:wants|asks|is asking|means)|what to do next)|(?:don't|do not|can't|cannot) "
     r"(?:know how to|figure out|solve|finish|continue)|i(?:'m| am) stuck|unable to (?:solve|finish))",
     re.IGNORECASE,
 )
@@ -319,7 +333,7 @@ def extract_answer(
             answer = extract_last_choice(text)
         else:
             answer = EXTRACTORS[method](text)
-        if answer == "":  # an empty or unclosed last box: a failed answer, not a missing one
+        if answer == "":  # an empty box or answer block: a failed answer, not a missing one
             return None
         if answer is not None:
             return method, answer

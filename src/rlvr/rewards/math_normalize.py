@@ -52,7 +52,7 @@ _MATRIX_STYLE = re.compile(r"\\(begin|end)\{[bB]matrix\}")
 # Unit words after a number ("5 cm", "12 apples"); a single letter ("3 x") and maths words
 # ("2 pi") are not units.
 _UNIT_TAIL = re.compile(
-    r"(?<=\d)(?:\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)"
+    r"(?<=[\d}])(?:\s*(?:\^\s*\{?\s*\\circ\s*\}?|°)"
     r"|(?:\s+(?!(?:pi|sqrt|log|ln|sin|cos|tan|exp|inf|infty|mod)\b)[a-zA-Z]{2,}\.?)+"
     r"(?:\s*\^\s*\{?\s*[23]\s*\}?|/[a-zA-Z]{1,3})?"  # "cm^2", "m/s"
     r"|\s*(?:[kcm]?m|in|ft|yd)\s*\^\s*\{?\s*[23]\s*\}?)$"  # "5m²" typed: "5m^{2}"
@@ -85,8 +85,14 @@ _HEDGE_WORDS = re.compile(
 )
 
 
+# A short unit in a wrapper after the value: "3.98 \\times 10^{-19} \\mathrm{J}", "5\\,\\text{m}";
+# not "i" or "e", which are numbers.
+_WRAPPED_UNIT = re.compile(r"(?<=[\d}])\s*\\(?:mathrm|text|mbox)\s*\{\s*(?![ie]\s*\})[A-Za-z]{1,3}\s*\}\s*$")
+
+
 def _strip_decoration(text: str) -> str:
     """Drop `$` delimiters, currency, `\\text{}` wrappers, LaTeX spacing and unit words."""
+    text = _WRAPPED_UNIT.sub("", text)
     text = _TEXT.sub(r" \1 ", text)
     text = _CURRENCY.sub(" ", text)
     text = _LATEX_NOISE.sub("", text)
@@ -113,6 +119,7 @@ def clean(text: str) -> str:
         text = match[1].strip()
     text = re.sub(r",\s*\\!\s*(?=\d{3})", ",", text)  # "11,\\! 111" groups thousands
     text = re.sub(r"(?<!\\)\\ ", " ", _SPACING.sub("", text))
+    text = _WRAPPED_UNIT.sub("", text) if "\\" in text else text  # before "\\mathrm{J}" is "J"
     text = _SINGLE_LETTER.sub(r"\1", text)
     text = _RELATION_ASCII.sub(lambda m: _RELATION_LATEX[m[0]], text)
     text = _FRAC_STYLE.sub(r"\\frac", text)
@@ -267,6 +274,23 @@ def option_text(text: str) -> str:
 def is_choice_gold(gold: str) -> bool:
     """True when the gold answer is a single capital letter A-J, optionally in parentheses."""
     return _CHOICE_GOLD.fullmatch(_TEXT.sub(r"\1", gold.strip().strip("$")).strip()) is not None
+
+
+# An AMC/AoPS answer-key gold: the option letter in parentheses, then its value,
+# "\\textbf{(E) } 2\\sqrt{5}", "(D) 27". One option only: a second "(X)" is a list of options.
+_OPTION_GOLD = re.compile(r"\(\s*([A-J])\s*\)\s*(?P<value>(?!\([A-J]\))\S(?:(?!\([A-J]\)).){0,80})", re.DOTALL)
+
+
+@lru_cache(maxsize=_CACHE)
+def choice_option(gold: str) -> tuple[str, str] | None:
+    """(letter, value) for a gold that is one option with its value ("\\textbf{(E) } 2\\sqrt{5}"
+    -> ("E", "2\\sqrt{5}")), else None."""
+    if "(" not in gold:
+        return None
+    match = _OPTION_GOLD.fullmatch(option_text(gold))
+    if match is None or not match["value"].strip():
+        return None
+    return match[1], match["value"].strip()
 
 
 def top_level_items(text: str) -> list[str]:

@@ -59,9 +59,18 @@ _TRAILER = re.compile(r"[\s.]*$")
 _STATEMENT = re.compile(r"\s(?:is|are|equals|was)\s+(?=\S)", re.IGNORECASE)
 
 
+# A remark that restates the question after the answer: "(The question was: ... find x.)".
+_QUESTION_REMARK = re.compile(
+    r"\((?:the )?(?:original )?(?:question|problem|task) (?:was|is|asks|asked|reads|read)\b[^()]{0,400}\)",
+    re.IGNORECASE,
+)
+
+
 def without_questions(text: str) -> str:
     """Blank out questions and restated tasks, keeping every other character where it was."""
     blank = lambda match: " " * len(match[0])  # noqa: E731 - keeps every position
+    if "(" in text and ("uestion" in text or "roblem" in text or "ask" in text):
+        text = _QUESTION_REMARK.sub(blank, text)
     if "?" in text:
         text = _QUESTION.sub(blank, text)
     if "ask" in text or "want" in text:

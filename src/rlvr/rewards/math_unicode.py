@@ -37,6 +37,9 @@ _VULGAR = {
 }
 # A root sign takes what follows it: a number ("√3"), a letter ("√x") or a bracket ("√(x+1)").
 _ROOT = re.compile(r"√\s*(?:(\d+(?:\.\d+)?|[a-zA-Z])|\(([^()]*)\)|\{([^{}]*)\})")
+# Full-width forms (CJK input: "３", "＝", "："), U+FF01-FF5E, are their ASCII characters.
+_FULL_WIDTH = {chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)} | {"\u3000": " "}
+_SYMBOLS |= _FULL_WIDTH
 _TRIGGERS = set(_SYMBOLS) | set(_VULGAR) | set(_SUPERSCRIPT + _SUBSCRIPT) | {"√"}
 
 

@@ -38,11 +38,13 @@ from rlvr.rewards.math_extract import (
     extract_last_choice,
     extract_last_number,
 )
+from rlvr.rewards.math_sentence import states_text_gold
 from rlvr.rewards.math_spans import few_words, without_questions
 from rlvr.rewards.math_unicode import unicode_to_latex
 from rlvr.rewards.math_structure import as_interval, shape
 from rlvr.rewards.math_normalize import (
     choice_letter,
+    choice_option,
     clean,
     is_choice_gold,
     option_text,
@@ -161,6 +163,10 @@ def with_stated_base(answer: str, gold: str, response: str) -> str:
     return f"{digits}_{{{base}}}" if re.search(named, without_questions(response), re.I) else answer
 
 
+# Extractors that read prose: a word gold stated in a sentence is read before them.
+_PROSE = ("whole", "math_span", "last_number")
+
+
 def _short(text: str, limit: int = 80) -> str:
     """Cut long answers so that a reason stays one readable line."""
     text = " ".join(text.split())
@@ -213,12 +219,19 @@ class MathVerifier:
             return Verdict(0.0, "empty completion")
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)")
+        if "<think>" in response and "</think>" not in response.rsplit("<think>", 1)[1]:
+            # the reasoning never ended (cut off mid-thought): nothing after it was committed
+            return Verdict(0.0, "unclosed <think> block: no committed answer", ("unclosed_think",))
         gold = gold_answer(gold) if len(gold) <= self.max_chars else gold
         response = unicode_to_latex(response)  # "2½", "10²³", "√3": as the LaTeX they mean
+        if (option := choice_option(gold)) is not None:
+            return self._option(response, *option)
         choice = is_choice_gold(gold)
         found = extract_answer(response, self.extract, choice=choice)
         if found is None and "boxed" in self.extract and extract_boxed(response) == "":
             return Verdict(0.0, "empty or unclosed last box", ("empty_box",))
+        if (found is None or found[0] in _PROSE) and states_text_gold(response, gold):
+            return Verdict(1.0, "correct (via final sentence)")  # "The function is even."
         if found is None:
             return Verdict(0.0, "no answer found")
         method, answer = found
@@ -230,6 +243,18 @@ class MathVerifier:
                 return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
             answer = top_level_items(clean(answer))[0]  # "1/2 or 0.5": one value, twice
         return self._judge(method, answer, gold)
+
+    def _option(self, response: str, letter: str, value: str) -> Verdict:
+        """A gold that is one option with its value ("\\textbf{(E) } 2\\sqrt{5}"): an answer
+        that names a letter is judged by the letter alone (a wrong letter with the right
+        value is wrong, two letters a hedge); one that names none by the option's value."""
+        found = extract_answer(response, self.extract, choice=True)
+        if found is not None and _names_a_letter(found[1]):
+            return _judge_choice(found[0], found[1], letter)
+        plain = extract_answer(response, self.extract)
+        if plain is not None and (named := choice_option(plain[1])) is not None:
+            return _verdict(plain[0], named[0], letter, named[0] == letter)  # "(A) 27"
+        return self(response=response, gold=value)
 
     def _all_equal(self, answer: str, gold: str) -> bool:
         """True when every item of a multi-item answer equals the gold ("1/2 or 0.5")."""
@@ -252,6 +277,11 @@ class MathVerifier:
         if comparison.too_large and not equal:
             return Verdict(0.0, f"too large to evaluate: {_short(answer)}", ("too_large",))
         return _verdict(method, answer, gold, equal)
+
+
+def _names_a_letter(answer: str) -> bool:
+    """True when some item of `answer` is a choice letter ("B", "(C) 12", "A, B")."""
+    return any(choice_letter(item) for item in top_level_items(option_text(answer)))
 
 
 def _judge_choice(method: str, answer: str, gold: str) -> Verdict:
