@@ -141,6 +141,9 @@ def _exact_single(answer: str, gold: str) -> bool | None:
     return answer_coefficients == gold_coefficients
 
 
+_FLOAT_EXACT = 2.0**53  # above it consecutive integers share a float
+
+
 def _by_value(answer: str, gold: str) -> bool | None:
     """Constant expressions by their float value; a plain decimal by `decimal_matches`."""
     answer_tokens, gold_tokens = numeric_tokens(answer), numeric_tokens(gold)
@@ -154,6 +157,8 @@ def _by_value(answer: str, gold: str) -> bool | None:
     answer_value, gold_value = numeric_value(answer), numeric_value(gold)
     if answer_value is None or gold_value is None:
         return None
+    if max(abs(answer_value), abs(gold_value)) >= _FLOAT_EXACT:
+        return None  # short text, huge value: 2^{64} against 2^{64}+1 differ below a float's ulp
     if _DECIMAL.fullmatch(gold.strip()) and not _DECIMAL.fullmatch(answer.strip()):
         if rounded_gold_matches(Fraction(answer_value), gold, None):
             return True  # "2\\pi" against the rounded "6.28"
