@@ -30,11 +30,19 @@ def corpus() -> list[str]:
 
 def bpe_tokenizer():
     """The trained tokenizer as a transformers fast tokenizer, its chat template set."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
+    from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
 
     core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    # Qwen2's normaliser and pre-tokenizer, not GPT-2's: transformers 5 loads the Qwen2 folder's
+    # tokenizer as a Qwen2Tokenizer, which keeps only the vocabulary and merges and splits text
+    # its own way (each digit alone); trained on that split, both folders load back the ids
+    # this tokenizer gives.
+    core.normalizer = normalizers.NFC()
+    core.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)

@@ -129,10 +129,8 @@ def main() -> None:
     out = Path(args.out)
     model = tiny_qwen2(hidden_size=64, intermediate_size=256, num_layers=2, num_heads=4, num_kv_heads=2,
                        max_positions=CONTEXT, seed=args.seed)
-    # Render with the tokenizer as a run loads it from the finished folder: there, with the
-    # model's config.json beside it, AutoTokenizer (transformers 5) makes a Qwen2Tokenizer that
-    # drops spaces and newlines, which build_char_tokenizer() keeps; rendering with the latter
-    # would train on ids a run never sees.
+    # Render with the tokenizer as a run loads it from the finished folder (config.json beside
+    # it): tests/models/test_char_tokenizer.py checks that this equals build_char_tokenizer().
     model.config.save_pretrained(out)
     build_char_tokenizer().save_pretrained(out)
     tokenizer = load_tokenizer(out)
