@@ -1,4 +1,5 @@
-"""Schema of the blind maths holdout `math_pairs_holdout5.jsonl` (format only, never scored here).
+"""Schema of the blind maths holdouts written on the README's categories, `math_pairs_holdout5.jsonl`
+and `math_pairs_holdout6.jsonl` (format only, never scored here).
 
 The rows are labelled by hand and scored once, elsewhere; this test checks only that the file
 is well formed, so it deliberately does not import `rlvr.rewards`.
@@ -12,10 +13,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "rewards" / "data" / "math_pairs_holdout5.jsonl"
+DATA = ROOT / "tests" / "rewards" / "data"
+# holdout number -> (at least this many rows, at least this many whole multi-paragraph responses)
+HOLDOUTS = {5: (260, 0), 6: (300, 100)}
 REQUIRED = {"id": str, "category": str, "response": str, "gold": str, "label": bool, "source": str}
 OPTIONAL = {"note": str}
-ID_RE = re.compile(r"h5-\d{3}")
 
 
 def _categories() -> tuple[str, ...]:
@@ -26,7 +28,7 @@ def _categories() -> tuple[str, ...]:
     return module.CATEGORIES
 
 
-def row_errors(line: str, categories) -> list[str]:
+def row_errors(line: str, categories, n: int = 6) -> list[str]:
     """What is wrong with one line of the file (empty list: nothing)."""
     try:
         row = json.loads(line)
@@ -39,18 +41,18 @@ def row_errors(line: str, categories) -> list[str]:
     for key, kind in {**REQUIRED, **OPTIONAL}.items():
         if key in row and not isinstance(row[key], kind):
             errors.append(f"field {key!r} is {type(row[key]).__name__}, not {kind.__name__}")
-    if isinstance(row.get("id"), str) and not ID_RE.fullmatch(row["id"]):
-        errors.append(f"id {row['id']!r} is not h5-NNN")
+    if isinstance(row.get("id"), str) and not re.fullmatch(rf"h{n}-\d{{3}}", row["id"]):
+        errors.append(f"id {row['id']!r} is not h{n}-NNN")
     if isinstance(row.get("category"), str) and row["category"] not in categories:
         errors.append(f"category {row['category']!r} is not one of CATEGORIES")
     return errors
 
 
-def file_errors(lines: list[str], categories) -> list[str]:
+def file_errors(lines: list[str], categories, holdout: int = 6) -> list[str]:
     """Per-line schema errors plus duplicate ids and duplicate (response, gold) pairs."""
     errors, ids, pairs = [], {}, {}
     for n, line in enumerate(lines, 1):
-        problems = row_errors(line, categories)
+        problems = row_errors(line, categories, holdout)
         errors += [f"line {n}: {p}" for p in problems]
         if problems:
             continue
@@ -66,35 +68,40 @@ def file_errors(lines: list[str], categories) -> list[str]:
     return errors
 
 
-@pytest.fixture(scope="module")
-def lines() -> list[str]:
-    return DATA.read_text(encoding="utf-8").splitlines()
+def lines_of(n: int) -> list[str]:
+    return (DATA / f"math_pairs_holdout{n}.jsonl").read_text(encoding="utf-8").splitlines()
 
 
-def test_file_is_well_formed(lines):
-    assert file_errors(lines, _categories()) == []
+@pytest.mark.parametrize("n", HOLDOUTS)
+def test_file_is_well_formed(n):
+    assert file_errors(lines_of(n), _categories(), n) == []
 
 
-def test_size_and_coverage(lines):
-    rows = [json.loads(line) for line in lines]
-    assert len(rows) >= 260
+@pytest.mark.parametrize("n", HOLDOUTS)
+def test_size_and_coverage(n):
+    rows = [json.loads(line) for line in lines_of(n)]
+    min_rows, min_whole = HOLDOUTS[n]
+    assert len(rows) >= min_rows
     counts = {c: sum(r["category"] == c for r in rows) for c in _categories()}
     assert min(counts.values()) >= 6, counts
     share_false = sum(not r["label"] for r in rows) / len(rows)
     assert 0.35 <= share_false <= 0.45, share_false
+    # holdout6's brief asked for >= 100 whole model responses (paragraphs of reasoning, then an answer)
+    whole = sum("\n\n" in r["response"] and len(r["response"]) > 120 for r in rows)
+    assert whole >= min_whole, whole
 
 
 def test_checker_catches_malformed_rows():
-    good = json.dumps({"id": "h5-000", "category": "pi", "response": "2", "gold": "2", "label": True,
+    good = json.dumps({"id": "h6-000", "category": "pi", "response": "2", "gold": "2", "label": True,
                        "source": "x"})
     cats = _categories()
     assert file_errors([good], cats) == []
     assert file_errors(["{not json"], cats)[0].startswith("line 1: not valid JSON")
-    assert file_errors([good, good.replace("h5-000", "h5-001")], cats) == [
+    assert file_errors([good, good.replace("h6-000", "h6-001")], cats) == [
         "line 2: (response, gold) repeats line 1"]
     assert file_errors([good, good.replace('"2", "gold"', '"3", "gold"')], cats) == [
-        "line 2: id h5-000 repeats line 1"]
+        "line 2: id h6-000 repeats line 1"]
     assert row_errors(good.replace('"pi"', '"trig"'), cats) == ["category 'trig' is not one of CATEGORIES"]
     assert row_errors(good.replace("true", '"true"'), cats) == ["field 'label' is str, not bool"]
-    assert row_errors(good.replace('"h5-000"', '"h4-000"'), cats) == ["id 'h4-000' is not h5-NNN"]
+    assert row_errors(good.replace('"h6-000"', '"h4-000"'), cats) == ["id 'h4-000' is not h6-NNN"]
     assert row_errors(good.replace(', "source": "x"', ""), cats) == ["missing field 'source'"]
