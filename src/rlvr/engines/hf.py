@@ -223,9 +223,7 @@ class HFEngine(Engine):
     def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
         """Sample one completion for each row of prompt token ids."""
         device = next(self.model.parameters()).device
-        # a prompt's samples share one prefill, its KV cache copied to each of them
-        distinct = list(dict.fromkeys(tuple(r) for r in rows))
-        ids, mask = left_pad([list(r) for r in distinct], self.pad_id)
+        ids, mask = left_pad(rows, self.pad_id)
         ids, mask = ids.to(device), mask.to(device)
         if self._fused_decode_applies():
             if self._fused is None or self._fused.model is not self.model:
@@ -234,11 +232,6 @@ class HFEngine(Engine):
         else:
             decoder = _ModelDecoder(self.model, self._cache_kw, ids, mask)
         logits = decoder.prefill()
-        if len(distinct) < len(rows):
-            where = {r: i for i, r in enumerate(distinct)}
-            index = torch.tensor([where[tuple(r)] for r in rows], device=device)
-            decoder.expand(index)
-            logits = logits[index]
         tracker = _Tracker(len(rows), self.stop_ids, params, self.tokenizer)
         for t in range(params.max_new_tokens):
             banned = self.stop_ids if t < params.min_new_tokens else None
@@ -275,11 +268,6 @@ class _ModelDecoder:
                          use_cache=True, logits_to_keep=1, **self.cache_kw)
         self.next_pos = self.positions[:, -1:] + 1
         return out.logits[:, -1, :]
-
-    def expand(self, index: torch.Tensor) -> None:
-        """After `prefill()`: the rows `index` (B',) of this decoder's rows become the batch."""
-        self.mask, self.next_pos = self.mask[index], self.next_pos[index]
-        next(iter(self.cache_kw.values())).batch_select_indices(index)
 
     def step(self, tokens: torch.Tensor) -> torch.Tensor:
         self.mask = torch.cat([self.mask, torch.ones_like(self.mask[:, :1])], dim=1)

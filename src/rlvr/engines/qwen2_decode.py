@@ -214,14 +214,6 @@ class Qwen2Decoder:
         attn_mask = ((causal & self.key_ok[:, None, :p]) | eye)[:, None]  # (B, 1, P, P)
         return self._forward(self.ids, attn_mask)
 
-    def expand(self, index: torch.Tensor) -> None:
-        """After `prefill()`: make the rows `index` (B',) of this decoder's rows the batch, with
-        their caches (a prompt's G samples share one prefill; the copies are exact)."""
-        self.k_cache = [k.index_select(0, index) for k in self.k_cache]
-        self.v_cache = [v.index_select(0, index) for v in self.v_cache]
-        self.ids, self.key_ok, self.key_bias = self.ids[index], self.key_ok[index], self.key_bias[index]
-        self.cos, self.sin = self.cos[index], self.sin[index]
-
     def step(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens (B,) → logits (B, V) for the position after them."""
         if self.filled >= self.key_ok.shape[1]:
