@@ -42,8 +42,8 @@ def cache_keyword(body: torch.nn.Module) -> str | None:
     """The keyword through which `body`'s forward takes a KV cache (transformers 5 renamed
     `past_key_values` to `cache`), or None when it takes none or will not make one (under
     gradient checkpointing transformers turns the cache off): then the plain path runs."""
-    forward = getattr(body, "forward", None)
-    if forward is None or (body.training and _checkpointing(body)):
+    forward = getattr(body, "forward", body)  # a plain callable (AdaptersOff's) is its own forward
+    if isinstance(body, torch.nn.Module) and body.training and _checkpointing(body):
         return None
     try:
         params = inspect.signature(forward).parameters
