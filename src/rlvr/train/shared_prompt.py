@@ -16,8 +16,8 @@ float32: at most 2.9e-6 absolute, 1.1e-6 relative, in tests/orchestrate/test_bat
 cases) and are the same bits on every call, whatever ran before (tests/train/test_shared_prompt.py).
 The bit-exact fixture of test_batch_golden.py predates this module, so that test runs the plain
 path (`share_prompts=False` everywhere else). The earlier note here, that the fixture passed
-alone and failed after other tests, came from a run without PYTHONPATH=src: the venv then
-imports /work/main's rlvr, which has no shared path; with this tree it failed in every order.
+alone and failed after other tests, is reproduced by a run without PYTHONPATH=src (the venv then
+imports /work/main's rlvr, which has no shared path); with this tree it fails in every order.
 """
 
 from __future__ import annotations
