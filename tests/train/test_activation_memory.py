@@ -36,7 +36,10 @@ def test_checkpointed_gradients_equal_the_plain_ones_with_fewer_saved_activation
     batch = trainer_tests.rollout_batch(tiny_model, tokenizer)
     checkpointed = copy.deepcopy(tiny_model)
     enable_gradient_checkpointing(checkpointed)
-    runs = [saved_for_backward(Trainer(m, Objective(), OptimConfig(), micro_batch_size=len(batch.input_ids)), batch)
+    # share_prompts off on both: checkpointing turns the KV cache (and so prompt sharing) off,
+    # and this compares checkpointing alone
+    runs = [saved_for_backward(Trainer(m, Objective(), OptimConfig(), micro_batch_size=len(batch.input_ids),
+                                       share_prompts=False), batch)
             for m in (tiny_model, checkpointed)]
     (plain_grad, plain_kept), (ckpt_grad, ckpt_kept) = runs
     torch.testing.assert_close(ckpt_grad, plain_grad, rtol=1e-5, atol=1e-7)

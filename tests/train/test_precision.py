@@ -30,7 +30,7 @@ def _reference_logits(model_bf16, batch):
     hidden = {}
     head = model_bf16.get_output_embeddings()
     handle = head.register_forward_hook(lambda m, inp, out: hidden.setdefault("h", inp[0]))
-    completion_logits(model_bf16, batch)
+    completion_logits(model_bf16, batch, share_prompts=False)  # one head call, on every position
     handle.remove()
     t = batch.completion_mask.shape[1]
     return (hidden["h"].double() @ head.weight.double().T)[:, :t, :]

@@ -70,8 +70,10 @@ def replayed_rollouts(tiny_model, tokenizer, **params):
 
 
 # top_k at T = 0.8: 1.2e-6 measured, float32 rounding of the decode path's logits against
-# teacher forcing (the division by T adds one rounding)
-@pytest.mark.parametrize("params, atol", [(dict(top_p=0.7), 1e-6), (dict(top_k=4, temperature=0.8), 2e-6)],
+# teacher forcing (the division by T adds one rounding); top_p: 1.07e-6 measured since the
+# trainer runs each prompt once (rlvr.train.shared_prompt: other GEMM and attention shapes)
+# and the engine prefills it once, top_k then 2.03e-6
+@pytest.mark.parametrize("params, atol", [(dict(top_p=0.7), 2e-6), (dict(top_k=4, temperature=0.8), 3e-6)],
                          ids=["top_p", "top_k"])
 def test_in_process_replay_matches_the_engines_sampling_logprobs(tiny_model, tokenizer, params, atol):
     rollouts, batch = replayed_rollouts(tiny_model, tokenizer, **params)

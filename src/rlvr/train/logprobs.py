@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 
 import torch
+from torch.distributed.fsdp import FSDPModule
 from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedModel
 
 from rlvr.train.model_split import SplitModel, split_model
+from rlvr.train.shared_prompt import cache_keyword, prompt_groups, shared_prompt_forward
 from rlvr.types import Batch
 
 log = logging.getLogger(__name__)
@@ -30,12 +32,16 @@ log = logging.getLogger(__name__)
 DEFAULT_LOGIT_CHUNK = 512
 
 
-def completion_logits(model: PreTrainedModel, batch: Batch) -> torch.Tensor:
+def completion_logits(model: PreTrainedModel, batch: Batch, *, share_prompts: bool = True) -> torch.Tensor:
     """Logits (B, T, V) of the positions that predict the completion tokens, in the dtype the
     model's head produces: float32 for a float32 model or one loaded with `model.fp32_head`
-    (`rlvr.models.precision`), else the model's dtype.
+    (`rlvr.models.precision`), else the model's dtype. Rows that share a prompt run it once,
+    as in `completion_hidden` (not for an FSDP-sharded model).
     """
     positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
+    cache_kw = cache_keyword(model) if share_prompts and not isinstance(model, FSDPModule) else None
+    if cache_kw is not None and (groups := prompt_groups(batch)) is not None:
+        return shared_prompt_forward(model, cache_kw, batch, positions, groups, "logits", logits_to_keep=1)
     t = batch.completion_mask.shape[1]
     out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                 position_ids=positions, use_cache=False, logits_to_keep=t + 1)
@@ -72,26 +78,32 @@ def token_entropy(logits: torch.Tensor, temperature: float = 1.0, *, with_grad: 
 
 
 def completion_logprobs(model: PreTrainedModel, batch: Batch, temperature: float = 1.0, *,
-                        chunk: int = DEFAULT_LOGIT_CHUNK, entropy: bool = True,
-                        entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+                        chunk: int = DEFAULT_LOGIT_CHUNK, entropy: bool = True, entropy_grad: bool = False,
+                        share_prompts: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(logp, entropy), each (B, T): `token_logprobs` and `token_entropy` of the completion
     positions (entropy None unless asked), with the LM head applied `chunk` tokens at a time
     (0: all at once, the plain path). A model that does not split into body and head
-    (`rlvr.train.model_split`) takes the plain path, and says why once."""
+    (`rlvr.train.model_split`) takes the plain path, and says why once. share_prompts: run
+    each distinct prompt once (`rlvr.train.shared_prompt`; the same function)."""
     want = "grad" if entropy and entropy_grad else "value" if entropy else None
     split = split_model(model) if chunk > 0 else None
     if isinstance(split, SplitModel):
-        return chunked_logprobs(split, batch, temperature, chunk, want)
+        return chunked_logprobs(split, batch, temperature, chunk, want, share_prompts)
     if split is not None:
         _say_once(split)
-    return _head_stats(None, completion_logits(model, batch), batch.input_ids[:, batch.prompt_len:],
-                       temperature, want, batch.support)
+    return _head_stats(None, completion_logits(model, batch, share_prompts=share_prompts),
+                       batch.input_ids[:, batch.prompt_len:], temperature, want, batch.support)
 
 
-def completion_hidden(body: torch.nn.Module, batch: Batch) -> torch.Tensor:
+def completion_hidden(body: torch.nn.Module, batch: Batch, *, share_prompts: bool = True) -> torch.Tensor:
     """Final hidden states (B, T, H) of the positions P-1 .. P+T-2, those that predict the
-    completion tokens: the rows `completion_logits` feeds the head."""
+    completion tokens: the rows `completion_logits` feeds the head. When rows share a prompt
+    (a GRPO group) and the body takes a KV cache, each distinct prompt runs once
+    (`rlvr.train.shared_prompt`; `share_prompts=False`: every row's prompt)."""
     positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
+    cache_kw = cache_keyword(body) if share_prompts else None
+    if cache_kw is not None and (groups := prompt_groups(batch)) is not None:
+        return shared_prompt_forward(body, cache_kw, batch, positions, groups, "last_hidden_state")
     out = body(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                position_ids=positions, use_cache=False)
     p, t = batch.prompt_len, batch.completion_mask.shape[1]
@@ -99,13 +111,13 @@ def completion_hidden(body: torch.nn.Module, batch: Batch) -> torch.Tensor:
 
 
 def chunked_logprobs(split: SplitModel, batch: Batch, temperature: float, chunk: int,
-                     entropy: str | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+                     entropy: str | None, share_prompts: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """`completion_logprobs` on a split model: the body once, then the head on equal chunks
     of at most `chunk` flattened (row, position) tokens. With gradient and more than one
     chunk, each chunk is checkpointed (non-reentrant): only its (chunk, H) hidden rows are
     kept, and the backward recomputes its logits, so no two chunks' (chunk, V) tensors are
     alive at once. `entropy`: None, "value" or "grad"."""
-    hidden = completion_hidden(split.body, batch)  # (B, T, H)
+    hidden = completion_hidden(split.body, batch, share_prompts=share_prompts)  # (B, T, H)
     targets = batch.input_ids[:, batch.prompt_len:]  # (B, T)
     # equal chunks of at most `chunk` rows, not a short tail: a few-row matmul may take another
     # BLAS kernel than the plain path's, and round differently

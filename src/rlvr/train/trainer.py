@@ -39,13 +39,17 @@ class OptimConfig:
 
 class Trainer:
     def __init__(self, model: PreTrainedModel, objective: Objective, optim: OptimConfig, *,
-                 micro_batch_size: int, temperature: float = 1.0, logit_chunk: int = DEFAULT_LOGIT_CHUNK):
+                 micro_batch_size: int, temperature: float = 1.0, logit_chunk: int = DEFAULT_LOGIT_CHUNK,
+                 share_prompts: bool = True):
         """logit_chunk: tokens per LM-head chunk when computing log-probs and entropy (0: the
-        whole micro-batch's (B, T, V) logits at once); see `rlvr.train.logprobs`."""
+        whole micro-batch's (B, T, V) logits at once); see `rlvr.train.logprobs`.
+        share_prompts: the forward runs each distinct prompt of a micro-batch once
+        (`rlvr.train.shared_prompt`; the same function, the gradients' sums in another order)."""
         if logit_chunk < 0:
             raise ValueError(f"logit_chunk = {logit_chunk}: a number of tokens, >= 0 (0 turns chunking off)")
         self.model = model
         self.logit_chunk = logit_chunk
+        self.share_prompts = share_prompts
         self.objective = objective
         self.optim = optim
         self.micro_batch_size = micro_batch_size
@@ -77,7 +81,8 @@ class Trainer:
         weights; adds its loss, metrics and timings to `sums`."""
         t0 = time.perf_counter()
         logp, entropy = completion_logprobs(self.model, micro, self.temperature, chunk=self.logit_chunk,
-                                            entropy_grad=self.objective.needs_entropy_grad)
+                                            entropy_grad=self.objective.needs_entropy_grad,
+                                            share_prompts=self.share_prompts)
         loss, metrics = self.objective.loss(logp, micro, w, entropy=entropy)
         t1 = time.perf_counter()
         loss.backward()
