@@ -49,6 +49,7 @@ CASES = {
     "per_turn_with_kl_in_reward": (['algo.kl="k1"', "algo.kl_coef=0.1", 'algo.kl_placement="reward"'],
                                    "the turn returns carry no KL"),
     "per_turn_with_sequence_ratio": (['algo.ratio_level="sequence"'], "loses the per-turn credit"),
+    "per_turn_with_length_weighted": (['algo.baseline="length_weighted"'], "no completion length to weight by"),
 }
 
 

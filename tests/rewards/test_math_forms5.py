@@ -45,6 +45,9 @@ TOWERS = [
     (WRITTEN.format("product of powers"), "2^{10} \\cdot 5^{10}", "10^{10}", True),
     (WRITTEN.format("power just past the bit bound"), "27^{1000}", "3^{3000}", True),
     (WRITTEN.format("power just past the bit bound, off by one"), "3^{3001}", "3^{3000}", False),
+    # a written-out literal beyond the bit bound is factored like a computed value (review)
+    (WRITTEN.format("power against its 1506 digits"), "2^{5000}", str(2**5000), True),
+    (WRITTEN.format("power against 1506 wrong digits"), "2^{5000}", str(2**5000 + 2), False),
 ]
 
 

@@ -32,10 +32,16 @@ def test_both_batches_share_prompts():
     assert prompt_groups(grouped_batch([(5, 6), (7, 8)], [(1, 0)])) is None  # no two rows share one
 
 
-def test_shared_forward_equals_the_plain_one_within_rounding(tiny_pair):
+def test_shared_forward_equals_the_plain_one_within_rounding(tiny_pair, monkeypatch):
+    import rlvr.train.logprobs as logprobs
+
+    calls = []
+    real = logprobs.shared_prompt_forward
+    monkeypatch.setattr(logprobs, "shared_prompt_forward", lambda *a, **k: calls.append(1) or real(*a, **k))
     model = tiny_pair[0]
     for batch in (A, B):
         torch.testing.assert_close(logp(model, batch), logp(model, batch, share=False), rtol=1e-5, atol=1e-5)
+    assert len(calls) == 2  # the shared path ran (a signature change would silently fall back to plain)
 
 
 def test_shared_forward_is_bit_identical_across_calls_with_other_batches_between(tiny_pair):

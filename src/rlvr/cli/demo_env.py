@@ -49,11 +49,12 @@ class GreedyScore:
                 f"{self.tool_calls_mean:.2f} tool calls an episode (stops: {stops})")
 
 
-def greedy_success(evaluator, engine, tasks, max_new_tokens: int, seed: int = 0) -> GreedyScore:
+def greedy_success(evaluator, engine, tasks, max_new_tokens: int, seed: int = 0,
+                   stop: tuple[str, ...] = ()) -> GreedyScore:
     """One greedy episode per task through the evaluation's path (orchestrate/episode_eval.py)."""
     from rlvr.engines.base import SamplingParams
 
-    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0)
+    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0, stop=stop)
     return GreedyScore.of(evaluator.play(engine, tasks, 1, params, seed))
 
 
@@ -67,8 +68,9 @@ def greedy_score(config, weights_from: Path | None) -> GreedyScore:
     parts = build(plan_run(config), repo_root(), weights_from=weights_from)
     evaluator = EpisodeEvaluator.from_config(config, parts)
     try:
+        # the turn budget and stop strings a training turn has (the demo scores the policy as it plays)
         return greedy_success(evaluator, parts.engine, parts.test_set, config.sampling.max_new_tokens,
-                              config.run.seed)
+                              config.run.seed, tuple(config.sampling.stop))
     finally:
         evaluator.close()
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rlvr.config import Config
     from rlvr.evaluate.evaluation import EvalOutput
 
-SINGLE_TURN_ONLY = {"samples": "--samples", "compare": "--compare", "cot_judge": "--cot-judge",
+SINGLE_TURN_ONLY = {"compare": "--compare", "cot_judge": "--cot-judge",
                     "chunk_prompts": "--chunk-prompts", "prompt_field": "--prompt-field",
                     "answer_field": "--answer-field", "extra_fields": "--extra-fields",
                     "reward_function": "--reward-function"}

@@ -59,6 +59,9 @@ def credit_incoherences(c: Config, here: str) -> Iterator[str]:
     if a.advantage != "group":
         yield (f"env.credit = 'per_turn' computes the advantages itself (turn returns, algo.baseline and "
                f"algo.scale per turn index); algo.advantage = {a.advantage!r} would be ignored: set 'group'")
+    if a.baseline == "length_weighted":
+        yield ("env.credit = 'per_turn' with algo.baseline = 'length_weighted': a turn's return has no "
+               "completion length to weight by; use 'group_mean' or 'rloo'")
     if a.kl != "none" and a.kl_placement == "reward":
         yield ("env.credit = 'per_turn' with algo.kl_placement = 'reward': the turn returns carry no KL "
                "penalty; put the KL in the loss (algo.kl_placement = 'loss')")

@@ -153,7 +153,10 @@ class _Parser:
     def atom(self) -> "int | Factored":
         token = self.take()
         if token.isdigit():
-            return int(token) if len(token) <= 2 * MAX_BITS else _too_long()
+            if len(token) > 2 * MAX_BITS:
+                return _too_long()
+            n = int(token)  # beyond MAX_BITS a literal is Factored, like a computed value
+            return n if n.bit_length() <= MAX_BITS else _canonical(_factorise(n))
         closing = {"{": "}", "(": ")"}.get(token)
         if closing is None:
             raise _Unrepresentable(f"unexpected {token!r}")

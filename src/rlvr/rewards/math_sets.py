@@ -6,7 +6,7 @@ interval (or union) it denotes, so the interval rules compare them exactly:
 - `\\{x \\mid x > 2\\}`, `\\{x : x \\le 3\\}`, `\\{x \\in \\mathbb{R} \\mid ...\\}`: the condition
   inside (which `math_structure.as_interval` reads);
 - `|x| \\ge 1`, `|x - 3| < 2`, `|x + 1| \\le 4` with number bounds: `(-\\infty,-1] \\cup
-  [1,\\infty)`, `(1, 5)`, `[-5, 3]`. A negative bound or a variable one is left alone.
+  [1,\\infty)`, `(1, 5)`, `[-5, 3]`. A bound of zero or less, or a variable one, is left alone.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _number(value: Fraction) -> str:
 def _absolute(match: re.Match) -> str | None:
     bound = to_fraction(match["bound"].strip())
     shift = to_fraction(match["shift"].strip()) if match["shift"] else Fraction(0)
-    if bound is None or shift is None or bound < 0:
+    if bound is None or shift is None or bound <= 0:  # |x - a| < 0 is empty, |x - a| >= 0 all reals
         return None
     centre = shift if match["sign"] == "-" else -shift  # |x - 3| is centred on 3
     low, high = _number(centre - bound), _number(centre + bound)
