@@ -34,7 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ("src", "tests", "recipes", "models", "pyproject.toml")
 RULE_GLOB = "src/rlvr/config/coherence*.py"
-RULE_TESTS = ("tests/config", "tests/train/test_schedule.py")  # the LR-schedule rules are tested beside the schedule
+RULE_TESTS = ("tests/config", "tests/train/test_schedule.py",  # the LR-schedule rules beside the schedule
+              "tests/envs/test_credit_run.py", "tests/envs/test_textarena_env.py")  # the env credit and game rules
 
 
 @dataclass(frozen=True)

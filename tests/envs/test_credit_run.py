@@ -50,6 +50,7 @@ CASES = {
                                    "the turn returns carry no KL"),
     "per_turn_with_sequence_ratio": (['algo.ratio_level="sequence"'], "loses the per-turn credit"),
     "per_turn_with_length_weighted": (['algo.baseline="length_weighted"'], "no completion length to weight by"),
+    "per_turn_with_gmpo": (['algo.surrogate="gmpo"'], "algo.surrogate = 'gmpo' needs one advantage per row"),
 }
 
 
