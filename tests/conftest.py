@@ -84,3 +84,19 @@ def pytest_unconfigure(config):
     line = sandbox_skip_summary(reasons)
     if line is not None:
         reporter.write_line(line)
+
+
+@pytest.fixture
+def learned_batches(monkeypatch):
+    """(groups, batch) of every training step of a run in this test, taken at the learner."""
+    from rlvr.orchestrate.learner import Learner
+
+    seen, learn = [], Learner.learn
+
+    def recording(self, groups, steps_done):
+        learned = learn(self, groups, steps_done)
+        seen.append((groups, learned.batch))
+        return learned
+
+    monkeypatch.setattr(Learner, "learn", recording)
+    return seen

@@ -11,7 +11,6 @@ import pytest
 from rlvr.config import load_config
 from rlvr.errors import ConfigError
 from rlvr.orchestrate import train
-from rlvr.orchestrate.learner import Learner
 
 REPO = Path(__file__).resolve().parents[2]
 PER_TURN = ["env.closeness=0.2", "env.step_weight=0.5", 'env.credit="per_turn"', "env.turn_discount=0.9"]
@@ -19,21 +18,13 @@ SMALL = ["sampling.prompts_per_step=2", "sampling.group_size=4", "log.progress=n
          "train.steps=2"]
 
 
-def test_per_turn_credit_reaches_the_learner(tmp_path, monkeypatch):
-    seen, learn = [], Learner.learn
-
-    def recording(self, groups, steps_done):
-        learned = learn(self, groups, steps_done)
-        seen.append((groups, learned.batch))
-        return learned
-
-    monkeypatch.setattr(Learner, "learn", recording)
+def test_per_turn_credit_reaches_the_learner(tmp_path, learned_batches):
     config = load_config(REPO / "recipes" / "env_guess_number.toml",
                          [f"run.output_dir={tmp_path}", *SMALL, *PER_TURN])
     rows = train(config).folder.read_metrics()
     assert [r["step"] for r in rows] == [1, 2]
     varied = 0
-    for groups, batch in seen:
+    for groups, batch in learned_batches:
         for i, s in enumerate(r for g in groups for r in g):
             n = len(s.rollout.completion_ids)
             expected = [a * m for a, m in zip(s.token_adv, s.rollout.loss_mask)]

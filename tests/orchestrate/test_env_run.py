@@ -12,7 +12,6 @@ import pytest
 
 from rlvr.config import load_config
 from rlvr.orchestrate import resume, train
-from rlvr.orchestrate.learner import Learner
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = ["sampling.prompts_per_step=2", "sampling.group_size=4", "log.progress=none", "checkpoint.every_minutes=0",
@@ -24,25 +23,11 @@ def config(tmp_path, name: str, *extra: str):
                        [f"run.output_dir={tmp_path}", f"run.name={name}", *SMALL, *extra])
 
 
-@pytest.fixture
-def batches(monkeypatch):
-    """(groups, batch) of every training step, taken at the learner."""
-    seen, learn = [], Learner.learn
-
-    def recording(self, groups, steps_done):
-        learned = learn(self, groups, steps_done)
-        seen.append((groups, learned.batch))
-        return learned
-
-    monkeypatch.setattr(Learner, "learn", recording)
-    return seen
-
-
-def test_observation_tokens_stay_out_of_the_loss(tmp_path, batches):
+def test_observation_tokens_stay_out_of_the_loss(tmp_path, learned_batches):
     rows = train(config(tmp_path, "masked", "train.steps=2")).folder.read_metrics()
     assert [r["step"] for r in rows] == [1, 2]
     observed = 0
-    for groups, batch in batches:
+    for groups, batch in learned_batches:
         rollouts = [s.rollout for g in groups for s in g]
         for i, r in enumerate(rollouts):  # the batch keeps the groups' order (batch_builder)
             row = batch.completion_mask[i, :len(r.completion_ids)].tolist()
@@ -51,7 +36,7 @@ def test_observation_tokens_stay_out_of_the_loss(tmp_path, batches):
             observed += r.loss_mask.count(0)
     assert observed > 0  # some episode got an observation: the mask had something to do
     # The metrics line counts the tokens the policy sampled, not the observations.
-    first_groups, _ = batches[0]
+    first_groups, _ = learned_batches[0]
     assert rows[0]["compute/tokens_generated"] == sum(sum(s.rollout.loss_mask) for g in first_groups for s in g)
 
 
