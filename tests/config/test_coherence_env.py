@@ -17,10 +17,10 @@ TOOL = ['env.kind="python_tool"', "eval.size=0"]
 
 CASES = {
     "env_async": ([*ENV, 'orchestrate.mode="async"'], "env.kind = 'guess_number' needs orchestrate.mode = 'sync'"),
-    "env_vllm": ([*ENV, 'model.engine="vllm"'], "env.kind = 'guess_number' needs model.engine = 'hf'"),
+    # vLLM plays episodes under its own rules (config/coherence_run.py vllm_incoherences)
+    "env_vllm_on_ray": ([*ENV, 'model.engine="vllm"', 'orchestrate.backend="ray"'], "(Ray workers with vLLM) is not built"),
     "env_replay": ([*ENV, 'algo.sampling_mask="replay"', "sampling.top_p=0.9"],
                    "algo.sampling_mask = 'replay' with env.kind = 'guess_number' is not built"),
-    "env_ray": ([*ENV, 'orchestrate.backend="ray"'], "needs orchestrate.backend = 'local'"),
     "game_without_its_task": (['env.kind="guess_number"', "eval.size=0"],
                               "plays task.kind = 'guess_number' games, not task.kind = 'arithmetic'"),
     "tool_on_a_game": ([*TOOL, 'task.kind="guess_number"'], "task.kind = 'guess_number' is a game"),
@@ -54,6 +54,9 @@ def test_neighbours_load():
     assert load_config(None, [*ENV, "sampling.max_new_tokens=4", "env.max_total_tokens=8"]).env.max_total_tokens == 8
     assert load_config(None, ['env.kind="guess_number"', 'task.kind="guess_number"']).eval.size == 200  # episodes
     assert load_config(None, GAME).env.kind == "none"  # a guess_number task alone: one-shot guesses
+    # every engine samples from token ids (Engine.generate_ids): Ray workers and vLLM play episodes
+    assert load_config(None, [*ENV, 'orchestrate.backend="ray"']).orchestrate.backend == "ray"
+    assert load_config(None, [*ENV, 'model.engine="vllm"']).model.engine == "vllm"
 
 
 def test_an_option_of_another_env_kind_is_refused_naming_it():

@@ -131,6 +131,26 @@ def test_new_weights_and_version(engine, tiny_model):
     assert all(r.policy_version == 3 for r in engine.generate(["1+1="], 2, SamplingParams(max_new_tokens=2))[0])
 
 
+def test_generate_ids_samples_from_the_ids_as_given(engine, tiny_model, tokenizer):
+    """Token ids in (multi-turn episodes): the rows are the prompts as sent, the log-probs the
+    trainer's, the version the loaded weights'; an empty row is refused."""
+    enc = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+    rows = [enc("12+34="), enc("7+8=") + enc("99") + enc("7+8="), enc("5") * 3]
+    engine.load_weights({k: v.clone() for k, v in tiny_model.state_dict().items()}, version=2)
+    rollouts = engine.generate_ids(rows, SamplingParams(max_new_tokens=6))
+    assert [r.prompt_ids for r in rollouts] == [tuple(row) for row in rows]
+    assert all(r.policy_version == 2 and len(r.logprobs) == len(r.completion_ids) >= 1 for r in rollouts)
+    n = len(rollouts)
+    batch = collate(rollouts, torch.zeros(n), torch.zeros(n, dtype=torch.long), tokenizer.pad_token_id)
+    with torch.no_grad():
+        forced = batch_logprobs(tiny_model, batch, 1.0)
+    mask = batch.completion_mask.bool()
+    torch.testing.assert_close(forced[mask], batch.old_logp[mask], atol=1e-4, rtol=0)
+    assert engine.generate_ids([], SamplingParams()) == []
+    with pytest.raises(ValueError, match="row 1 of generate_ids has no token ids"):
+        engine.generate_ids([rows[0], []], SamplingParams())
+
+
 def test_the_generator_is_all_the_randomness(engine):
     """The loop checkpoints `generator`'s state and evaluation reseeds it: the same state must
     give the same rollouts (a resumed run samples what the uninterrupted one did)."""
@@ -207,6 +227,7 @@ def test_the_core_uses_only_what_engine_declares():
 
 @pytest.mark.parametrize("cls", ENGINE_CLASSES, ids=lambda c: c.__name__)
 def test_every_engine_class_implements_the_contract(cls):
+    assert "generate_ids" in Engine.__abstractmethods__  # episodes (rlvr.envs.episodes) need it of every engine
     assert cls.__abstractmethods__ == frozenset(), f"{cls.__name__} leaves {sorted(cls.__abstractmethods__)} abstract"
     for name in _declared():
         assert hasattr(cls, name), name

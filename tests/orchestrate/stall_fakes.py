@@ -46,6 +46,10 @@ class StuckEngine(Engine):
         reward_stuck_forever("", "")
         return self.inner.generate(prompts, n, params)
 
+    def generate_ids(self, rows, params):
+        reward_stuck_forever("", "")
+        return self.inner.generate_ids(rows, params)
+
     def load_weights(self, state_dict, version: int) -> None:
         self.inner.load_weights(state_dict, version)
 

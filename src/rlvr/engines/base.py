@@ -54,6 +54,21 @@ class Engine(abc.ABC):
         """Sample `n` completions for each prompt; result[i][j] is completion j of prompt i."""
 
     @abc.abstractmethod
+    def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
+        """Sample one completion for each row of prompt token ids; result[i] continues rows[i].
+
+        Token fidelity (what multi-turn episodes rely on, rlvr.envs.episodes): the ids are the
+        prompt exactly as given, never decoded and re-tokenised, nothing added (no BOS, no
+        template); `result[i].prompt_ids == tuple(rows[i])`. Each rollout carries, as in
+        `generate`, the sampled ids, one sampling log-prob per sampled id (the quantity the
+        trainer recomputes, in this engine's convention: see its module) and the
+        `policy_version` of the weights that sampled it; it ends on the engine's stop tokens
+        (kept in `completion_ids`) or on a stop string of `params.stop` (kept in the ids, cut
+        from `text`), else after `params.max_new_tokens` ("length"). The randomness is
+        `generator`'s. An empty row raises ValueError; the room left in the model's context is
+        the caller's to budget (the episode runner's `max_total_tokens`)."""
+
+    @abc.abstractmethod
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         """Replace the policy weights with the trainer's; `version` is its step count.
 
@@ -91,3 +106,10 @@ class Engine(abc.ABC):
         the (state_dict, version) it returns, if any, into the running generation. Engines
         that cannot (a generation is one remote call) refuse."""
         raise NotImplementedError(f"{type(self).__name__} cannot take weights during a generation")
+
+
+def check_rows(rows: list[list[int]]) -> None:
+    """`generate_ids`'s input check: every row holds at least one token id."""
+    for i, row in enumerate(rows):
+        if len(row) == 0:
+            raise ValueError(f"row {i} of generate_ids has no token ids: a prompt needs at least one")

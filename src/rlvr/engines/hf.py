@@ -40,7 +40,7 @@ from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr import heartbeat
 from rlvr.engines import qwen2_decode
-from rlvr.engines.base import Engine, SamplingParams
+from rlvr.engines.base import Engine, SamplingParams, check_rows
 from rlvr.engines.loading import pad_token_id
 from rlvr.engines.stop_tokens import stop_token_ids
 from rlvr.engines.weight_keys import check_weight_keys
@@ -221,7 +221,10 @@ class HFEngine(Engine):
 
     @torch.inference_mode()
     def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
-        """Sample one completion for each row of prompt token ids."""
+        """Sample one completion for each row of prompt token ids (the contract: Engine.generate_ids)."""
+        check_rows(rows)
+        if not rows:
+            return []
         device = next(self.model.parameters()).device
         ids, mask = left_pad(rows, self.pad_id)
         ids, mask = ids.to(device), mask.to(device)

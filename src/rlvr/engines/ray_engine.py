@@ -1,6 +1,7 @@
 """An engine whose rollouts are made by Ray actors, each holding an in-process HF engine.
 
-The driver splits each `generate` call into one chunk per worker and gives every chunk its own
+The driver splits each `generate` (and `generate_ids`: token-id rows, as multi-turn episodes
+send them) call into one chunk per worker and gives every chunk its own
 sampling seed drawn from the driver's generator. A chunk's result therefore does not depend on
 which worker ran it, so when a worker dies its chunk is redone on a fresh worker with the same
 seed: nothing is lost, nothing is counted twice, and the run is the one it would have been.
@@ -30,7 +31,7 @@ import time
 import torch
 
 from rlvr import heartbeat
-from rlvr.engines.base import Engine, SamplingParams
+from rlvr.engines.base import Engine, SamplingParams, check_rows
 from rlvr.engines.stop_tokens import folder_stop_ids
 from rlvr.errors import RlvrError
 from rlvr.types import Rollout
@@ -115,14 +116,28 @@ class RayEngine(Engine):
         self._version = version
 
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
-        rows = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts for _ in range(n)]
+        encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
+        for i, ids in enumerate(encoded):
+            if not ids:
+                raise ValueError(f"prompt {i} is empty after tokenisation")
+        rows = [ids for ids in encoded for _ in range(n)]
+        flat = self.generate_ids(rows, params)
+        return [flat[i * n:(i + 1) * n] for i in range(len(prompts))]
+
+    def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
+        """The rows, split into one chunk per worker, go to the workers as they are (the
+        workers' HFEngine.generate_ids samples from them: no tokeniser on the way); each
+        rollout carries the version of the weights its worker loaded for this call."""
+        check_rows(rows)
+        if not rows:
+            return []
         size = -(-len(rows) // len(self.workers))
         chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
         seeds = torch.randint(0, 2**62, (len(chunks),), generator=self._generator).tolist()
         flat: list[Rollout] = []
         for rollouts in self._run_chunks(chunks, seeds, params):
             flat.extend(rollouts)
-        return [flat[i * n:(i + 1) * n] for i in range(len(prompts))]
+        return flat
 
     def _run_chunks(self, chunks, seeds, params) -> list[list[Rollout]]:
         """Run chunk i on worker i; a chunk whose worker died, or stalled (once), is redone on

@@ -38,17 +38,28 @@ go in every request as `stop_token_ids`. vLLM keeps such a token in `token_ids` 
 convention) and reports it as the completion's `stop_reason`; it bans them before `min_tokens`
 as HFEngine does. (Not yet checked on a GPU, like the rest of this module.)
 
+Token ids in (`generate_ids`, what multi-turn episodes call): each row goes to vLLM as a token
+prompt (`{"prompt_token_ids": ...}`, vLLM's `TokensPrompt`), which vLLM samples from without its
+tokeniser; the prompt ids vLLM reports back are checked to be the ones sent. One request per
+row (n = 1), its seed drawn from rlvr's generator as in `generate`. Unlike `generate`, a row
+whose max_new_tokens would pass the context is not refused: max_new_tokens is cut to the room
+left (the episode runner budgets the trajectory itself and drops what passes it; HFEngine
+would sample past the context; what vLLM does then was not looked at, so it is not left to it).
+Not yet run on a GPU: tests/engines/test_vllm_episodes.py holds the GPU check (token fidelity
+of played episodes against the trainer's recomputation), skipped where vLLM or a GPU is missing.
+
 Server mode (an OpenAI-compatible vLLM server at a URL, weights over NCCL): not built.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import torch
 
-from rlvr.engines.base import Engine, SamplingParams
+from rlvr.engines.base import Engine, SamplingParams, check_rows
 from rlvr.engines.stop_tokens import folder_stop_ids
 from rlvr.engines.weight_keys import WeightKeyError, check_weight_keys
 from rlvr.errors import ConfigError, RlvrError
@@ -230,13 +241,44 @@ class VLLMEngine(Engine):
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
         encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
         self._check_context(encoded, params)
-        seeds = draw_seeds(self._generator, len(prompts), n)
-        requests = [{"prompt_token_ids": ids} for ids in encoded]
-        per_prompt = [self.sampling_params_cls(**vllm_sampling_kwargs(params, n, s, self.stop_ids, self.eos_id))
-                      for s in seeds]
+        return self._sample(encoded, n, [params] * len(encoded))
+
+    def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
+        """One completion per row of prompt ids, sent to vLLM as token prompts ("Token ids in"
+        in the module docstring). NOT YET RUN ON A GPU, like the rest of this module."""
+        check_rows(rows)
+        if not rows:
+            return []
+        groups = self._sample(rows, 1, [self._fit(i, row, params) for i, row in enumerate(rows)])
+        return [g[0] for g in groups]
+
+    def _fit(self, i: int, row: list[int], params: SamplingParams) -> SamplingParams:
+        """`params` with max_new_tokens cut to the room left in the context (see "Token ids in")."""
+        if self.context is None or len(row) + params.max_new_tokens <= self.context:
+            return params
+        room = self.context - len(row)
+        if room < 1:
+            raise ValueError(f"row {i} of generate_ids has {len(row)} tokens: no room left in the model's "
+                             f"context of {self.context}")
+        return dataclasses.replace(params, max_new_tokens=room, min_new_tokens=min(params.min_new_tokens, room))
+
+    def _sample(self, encoded: list[list[int]], n: int, params: list[SamplingParams]) -> list[list[Rollout]]:
+        """n completions of each token prompt (params[i] for prompt i), checked to continue the
+        very ids sent: vLLM reports the prompt ids it sampled from."""
+        seeds = draw_seeds(self._generator, len(encoded), n)
+        requests = [{"prompt_token_ids": [int(t) for t in ids]} for ids in encoded]  # vllm.TokensPrompt
+        per_prompt = [self.sampling_params_cls(**vllm_sampling_kwargs(p, n, s, self.stop_ids, self.eos_id))
+                      for p, s in zip(params, seeds)]
         outputs = self.llm.generate(requests, per_prompt, use_tqdm=False)
-        kw = {"tokenizer": self.tokenizer, "eos_id": self.eos_id, "stop": params.stop, "version": self._version}
-        return [rollouts_from_request(out, ids, n, **kw) for out, ids in zip(outputs, encoded, strict=True)]
+        groups = []
+        for i, (out, ids, p) in enumerate(zip(outputs, encoded, params, strict=True)):
+            seen = getattr(out, "prompt_token_ids", None)
+            if seen is not None and [int(t) for t in seen] != requests[i]["prompt_token_ids"]:
+                raise RlvrError(f"vLLM sampled prompt {i} from other ids than were sent ({len(seen)} ids, "
+                                f"sent {len(ids)}): token fidelity is lost")
+            kw = {"tokenizer": self.tokenizer, "eos_id": self.eos_id, "stop": p.stop, "version": self._version}
+            groups.append(rollouts_from_request(out, ids, n, **kw))
+        return groups
 
     def _check_context(self, encoded: list[list[int]], params: SamplingParams) -> None:
         # The same errors as HFEngine's; vLLM would instead cut the completion short silently.

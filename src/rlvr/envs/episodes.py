@@ -39,8 +39,8 @@ log = logging.getLogger(__name__)
 
 
 class TokenEngine(Protocol):
-    """What the runner needs of an engine: sampling from token ids (`HFEngine` has it; the
-    `Engine` contract does not declare it, so vLLM and Ray engines cannot run episodes yet).
+    """What the runner needs of an engine: sampling from token ids (every `Engine` has it:
+    `Engine.generate_ids` states what it guarantees; test fakes need only this much).
     A source of episodes also checkpoints its `generator` and reads its `policy_version`."""
 
     def generate_ids(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]: ...
