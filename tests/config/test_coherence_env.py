@@ -16,7 +16,6 @@ ENV = ['env.kind="guess_number"', *GAME]
 TOOL = ['env.kind="python_tool"', "eval.size=0"]
 
 CASES = {
-    "env_async": ([*ENV, 'orchestrate.mode="async"'], "env.kind = 'guess_number' needs orchestrate.mode = 'sync'"),
     "env_vllm": ([*ENV, 'model.engine="vllm"'], "env.kind = 'guess_number' needs model.engine = 'hf'"),
     "env_replay": ([*ENV, 'algo.sampling_mask="replay"', "sampling.top_p=0.9"],
                    "algo.sampling_mask = 'replay' with env.kind = 'guess_number' is not built"),

@@ -22,9 +22,6 @@ def env_incoherences(c: Config) -> Iterator[str]:
     if e.kind == "none":
         return
     here = f"env.kind = {e.kind!r}"
-    if c.orchestrate.mode != "sync":
-        yield (f"{here} needs orchestrate.mode = 'sync': the async producer does not play episodes yet "
-               "(docs/environments.md, what is not built)")
     if c.model.engine != "hf":
         yield f"{here} needs model.engine = 'hf': only the in-process engine samples from token ids (generate_ids)"
     if c.orchestrate.backend != "local":

@@ -68,6 +68,13 @@ class EpisodeSource:
         self.runner.engine.generator.set_state(state["engine_rng"])
         self.sampler.load_state(state["sampler"])
 
+    def accept_inflight_weights(self, load: Callable[[], None]) -> None:
+        """`load` takes the trainer's newest weights into the engine, if any are waiting; it is
+        called between the turns of the episodes in play (the async producer's in-flight
+        updates, orchestrate/producers.py). Each policy token keeps the version that sampled
+        it (Trajectory.versions), so one episode may span several versions."""
+        self.runner.before_turn = load
+
     def close(self) -> None:
         """The run ended: stop the environments' threads and what the environment holds (a sandbox)."""
         self.runner.close()
