@@ -6,7 +6,8 @@ environment step in parallel threads.
 
 One turn of the runner:
   1. episodes whose trajectory has no room left end with "max_tokens";
-  2. `engine.generate_ids` once, on the exact token sequence of every live episode;
+  2. `before_turn()` (the async producer's in-flight updates load new weights there), then
+     `engine.generate_ids` once, on the exact token sequence of every live episode;
   3. each episode appends its sampled ids (cut to the token budget: "max_tokens");
   4. the environments' `step`s run in a thread pool, so a slow step (a sandbox run) holds up
      only its own episode for the turn's duration, not the others' steps; a step that raises

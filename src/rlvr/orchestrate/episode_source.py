@@ -5,7 +5,10 @@
 but "none", and `EpisodeSource.from_run(config, parts, watchdog)` builds it from the [env]
 section (its environment: orchestrate/env_choice.py). Episode seeds are
 `seed * 1_000_003 + step * 10_007 + i`: fixed by the run's seed, the step and the row, so a
-resumed run replays the same games.
+resumed run replays the same games. Both producers draw from it (orchestrate/producers.py);
+the async one calls `draw` (and so the runner) on its own thread only; the trainer's thread
+reads `state` only while no batch is being drawn (AsyncProducer.next_state keeps the state
+before each pending batch), and the environments' steps run in the runner's pool.
 """
 
 from __future__ import annotations
