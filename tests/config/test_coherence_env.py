@@ -16,7 +16,6 @@ ENV = ['env.kind="guess_number"', *GAME]
 TOOL = ['env.kind="python_tool"', "eval.size=0"]
 
 CASES = {
-    "env_async": ([*ENV, 'orchestrate.mode="async"'], "env.kind = 'guess_number' needs orchestrate.mode = 'sync'"),
     # vLLM plays episodes under its own rules (config/coherence_run.py vllm_incoherences)
     "env_vllm_on_ray": ([*ENV, 'model.engine="vllm"', 'orchestrate.backend="ray"'], "(Ray workers with vLLM) is not built"),
     "env_replay": ([*ENV, 'algo.sampling_mask="replay"', "sampling.top_p=0.9"],

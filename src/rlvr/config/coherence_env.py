@@ -22,9 +22,6 @@ def env_incoherences(c: Config) -> Iterator[str]:
     if e.kind == "none":
         return
     here = f"env.kind = {e.kind!r}"
-    if c.orchestrate.mode != "sync":
-        yield (f"{here} needs orchestrate.mode = 'sync': the async producer does not play episodes yet "
-               "(docs/environments.md, what is not built)")
     # Every engine samples from token ids (Engine.generate_ids): HFEngine and the Ray workers'
     # are tested here; model.engine = 'vllm' is allowed as for single-turn runs, under the same
     # rules (config/coherence_run.py vllm_incoherences) and, like them, not run on a GPU yet.

@@ -6,7 +6,8 @@ environment step in parallel threads.
 
 One turn of the runner:
   1. episodes whose trajectory has no room left end with "max_tokens";
-  2. `engine.generate_ids` once, on the exact token sequence of every live episode;
+  2. `before_turn()` (the async producer's in-flight updates load new weights there), then
+     `engine.generate_ids` once, on the exact token sequence of every live episode;
   3. each episode appends its sampled ids (cut to the token budget: "max_tokens");
   4. the environments' `step`s run in a thread pool, so a slow step (a sandbox run) holds up
      only its own episode for the turn's duration, not the others' steps; a step that raises
@@ -92,6 +93,11 @@ class EpisodeRunner:
         self.engine, self.renderer, self.params, self.limits = engine, renderer, params, limits
         self.tools = tools  # JSON schemas for the chat template's `tools=` (rlvr.envs.tools)
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="rlvr-env")
+        # Called before every turn's generation, on the thread that runs the episodes: the
+        # async producer's in-flight updates load new weights here, so a turn's prefill and
+        # first token already use them (the engine itself only polls between decode steps,
+        # which a one-token turn never reaches). The environments' threads never call it.
+        self.before_turn: Callable[[], None] = lambda: None
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)  # an abandoned step may still run
@@ -122,6 +128,7 @@ class EpisodeRunner:
         live = [ep for ep in live if ep.stop_reason is None]
         if not live:
             return
+        self.before_turn()
         rollouts = self.engine.generate_ids([ep.trajectory.sequence() for ep in live], self.params)
         stepping = [(ep, r) for ep, r in zip(live, rollouts) if self._take_policy_turn(ep, r)]
         futures = [self.pool.submit(ep.env.step, r.text) for ep, r in stepping]

@@ -5,7 +5,10 @@
 but "none", and `EpisodeSource.from_run(config, parts, watchdog)` builds it from the [env]
 section (its environment: orchestrate/env_choice.py). Episode seeds are
 `seed * 1_000_003 + step * 10_007 + i`: fixed by the run's seed, the step and the row, so a
-resumed run replays the same games.
+resumed run replays the same games. Both producers draw from it (orchestrate/producers.py);
+the async one calls `draw` (and so the runner) on its own thread only; the trainer's thread
+reads `state` only while no batch is being drawn (AsyncProducer.next_state keeps the state
+before each pending batch), and the environments' steps run in the runner's pool.
 """
 
 from __future__ import annotations
@@ -67,6 +70,13 @@ class EpisodeSource:
     def load_state(self, state: dict, checkpoint) -> None:
         self.runner.engine.generator.set_state(state["engine_rng"])
         self.sampler.load_state(state["sampler"])
+
+    def accept_inflight_weights(self, load: Callable[[], None]) -> None:
+        """`load` takes the trainer's newest weights into the engine, if any are waiting; it is
+        called between the turns of the episodes in play (the async producer's in-flight
+        updates, orchestrate/producers.py). Each policy token keeps the version that sampled
+        it (Trajectory.versions), so one episode may span several versions."""
+        self.runner.before_turn = load
 
     def close(self) -> None:
         """The run ended: stop the environments' threads and what the environment holds (a sandbox)."""

@@ -6,7 +6,8 @@ producer differs:
 - `SyncProducer`: generate with the weights of the last step, then train (on-policy).
 - `AsyncProducer`: a thread generates ahead while the trainer trains, at most
   `orchestrate.max_staleness` policy versions behind; with `orchestrate.inflight_updates`
-  (PipelineRL) the engine also takes new weights between decode steps of a generation.
+  (PipelineRL) the engine also takes new weights between decode steps of a generation, and
+  an environment run between the turns of its episodes (each token keeps its version).
 
 Ray rollout workers are an engine (engines/ray_engine.py) behind either producer. A new way of
 producing rollouts is a new `Producer` and an entry in `PRODUCERS`, never a change to the loop.
@@ -104,7 +105,10 @@ class AsyncProducer(Producer):
         self.engine_lock = threading.Lock()
         self.thread: threading.Thread | None = None
         if inflight_updates:
-            engine.accept_inflight_weights(self._pop_new_weights)
+            engine.accept_inflight_weights(self._pop_new_weights)  # between decode steps
+            between_turns = getattr(source, "accept_inflight_weights", None)  # an EpisodeSource has it
+            if between_turns is not None:
+                between_turns(self._load_new_weights)  # and between an episode's turns
 
     def start(self, step: int) -> None:
         self.pushed_version = step
@@ -147,6 +151,11 @@ class AsyncProducer(Producer):
         # interrupted (it writes no checkpoint, and the daemon thread ends with the process).
         if wait and self.thread is not None and self.watchdog.stalled is None:
             self.thread.join()
+            self.source.close()
+        elif self.thread is None or not self.thread.is_alive():
+            # Nothing draws from the source any more (the producer failed, or never started):
+            # close it now, so an environment's sandbox and step threads do not outlive the run.
+            # A producer still drawing keeps it: closing the env pool under it would only add errors.
             self.source.close()
 
     def _pop_new_weights(self) -> tuple[dict, int] | None:
