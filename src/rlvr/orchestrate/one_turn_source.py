@@ -10,10 +10,11 @@ turn cut at max_new_tokens as stopped (docs/environments.md, "One path for singl
 tasks"). What the episode view adds on top, as the runner would have recorded it:
 
 - `env.max_total_tokens`: a task whose prompt alone fills the budget is not generated and is
-  counted in `env/dropped`; a turn past the budget is cut to it before scoring (finish
+  counted in `env/dropped` (and, as the runner's, in `env/episodes` and the stop shares); a turn past the budget is cut to it before scoring (finish
   "length", reward 0, flag and stop reason "max_tokens").
 - each row's `Scored.episode` record and the `env/*` metrics (envs/episodes.py
-  `episode_metrics`), seeds `seed * 1_000_003 + step * 10_007 + row` as `EpisodeSource`;
+  `episode_metrics`), seeds `seed * 1_000_003 + step * 10_007 + row` as `EpisodeSource`'s
+  (the row in the trained batch; a one-turn episode does not read its seed);
 - `env.credit` (trajectory, or per-turn, which on one turn is the trajectory's rule).
 """
 
@@ -25,9 +26,10 @@ from collections import Counter
 from rlvr.config.schema import Config
 from rlvr.envs.base import STOP_MAX_TOKENS
 from rlvr.envs.credit import credit_rule
-from rlvr.envs.episodes import episode_metrics
+from rlvr.envs.episodes import Episode, episode_metrics
 from rlvr.envs.one_turn import one_turn_episode
 from rlvr.envs.scored import episode_record
+from rlvr.envs.trajectory import Trajectory
 from rlvr.orchestrate.episode_source import turn_credit
 from rlvr.orchestrate.rollouts import Produced, RolloutSource
 from rlvr.orchestrate.watchdog import Watchdog
@@ -42,12 +44,14 @@ class OneTurnSource(RolloutSource):
         self.budget = config.env.max_total_tokens
         self.credit = credit_rule(config.env.credit, turn_credit(config))
         self._cut: set[int] = set()  # id() of the rollouts of this draw cut at the budget
+        self._dropped: list[Episode] = []  # this draw's episodes whose prompt left no room
 
     def draw(self, step: int) -> Produced:
         self._cut.clear()
+        self._dropped.clear()
         produced = super().draw(step)
         seed = self.config.run.seed
-        episodes, groups, row = [], [], 0
+        episodes, groups, row = list(self._dropped), [], 0  # the dropped count as episodes, as the runner's
         for group in produced.groups:
             described = []
             for s in group:
@@ -86,7 +90,11 @@ class OneTurnSource(RolloutSource):
         kept = [(s, g) for s, g in zip(samples, rollouts) if g]
         groups, counts = super()._score([s for s, _ in kept], [[r for r in g if id(r) not in self._cut]
                                                                 for _, g in kept])
-        counts["env/dropped"] += self.config.sampling.group_size * (len(samples) - len(kept))
+        dropped = [s for s, g in zip(samples, rollouts) if not g]
+        tok = self.parts.tokenizer
+        self._dropped += [Episode(s, -1, trajectory=Trajectory(tok(s.prompt, add_special_tokens=False)["input_ids"]),
+                                  stop_reason=STOP_MAX_TOKENS) for s in dropped for _ in range(self.config.sampling.group_size)]
+        counts["env/dropped"] += self.config.sampling.group_size * len(dropped)
         out = []
         for (sample, group), scored in zip(kept, groups):
             answered = iter(scored)
