@@ -101,3 +101,11 @@ def test_the_token_budget_cuts_and_drops_as_the_episode_runner_did(tmp_path, bat
     for a, b in zip(runner_rows, ours_rows):
         assert {k: v for k, v in a.items() if k.startswith("env/")} == {k: v for k, v in b.items() if k.startswith("env/")}
         assert b["env/dropped"] > 0
+
+
+def test_one_turn_episodes_take_the_async_producer(tmp_path):
+    """The runner path refused orchestrate.mode = "async"; the single-turn source's rows do not
+    care which producer draws them: staleness 0 is the synchronous run, number for number."""
+    sync = demo(tmp_path, "sync", *ONE_TURN)
+    overlapped = demo(tmp_path, "async", *ONE_TURN, 'orchestrate.mode="async"', "orchestrate.max_staleness=0")
+    assert [steady(r) for r in sync] == [steady(r) for r in overlapped]
