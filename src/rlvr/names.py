@@ -197,7 +197,7 @@ ENV_KIND = Registry("env.kind", {
     "guess_number": "multi-turn guess-the-number with higher/lower feedback; reward 1 when solved",
     "python_tool": "the policy may call python(code) in the sandbox before it answers; the reward stack scores the answer",
     "sql": "the policy may query a SQLite database with sql(query); its answer must state the gold query's result",
-    "single_turn": "each task as a one-turn episode scored by the reward stack: the single-turn path through the episode source",
+    "single_turn": "each task as a one-turn episode: the single-turn rollouts and scoring, with episode records and env/* metrics",
     "textarena": "a single-player textarena game (extra `envs`) checked to run offline; the task's seed fixes the game",
 })
 ENV_CREDIT = Registry("env.credit", {

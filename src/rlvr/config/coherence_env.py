@@ -22,6 +22,10 @@ def env_incoherences(c: Config) -> Iterator[str]:
     if e.kind == "none":
         return
     here = f"env.kind = {e.kind!r}"
+    if e.kind == "single_turn":  # generated and scored by RolloutSource's code (orchestrate/one_turn_source.py):
+        yield from env_budget_incoherences(c)  # any engine, producer and sampling option a single-turn run takes
+        yield from credit_incoherences(c, here)
+        return
     # Every engine samples from token ids (Engine.generate_ids): HFEngine and the Ray workers'
     # are tested here; model.engine = 'vllm' is allowed as for single-turn runs, under the same
     # rules (config/coherence_run.py vllm_incoherences) and, like them, not run on a GPU yet.
@@ -79,6 +83,11 @@ def env_sampling_incoherences(c: Config, here: str) -> Iterator[str]:
     if s.overlong_cache is not None:
         yield (f"{here} with sampling.overlong_cache: the overlong penalty reads a completion's length, which "
                "in an episode includes the observations")
+    yield from env_budget_incoherences(c)
+
+
+def env_budget_incoherences(c: Config) -> Iterator[str]:
+    s = c.sampling
     if s.max_new_tokens >= c.env.max_total_tokens:
         yield (f"sampling.max_new_tokens ({s.max_new_tokens}, one turn) must be below env.max_total_tokens "
                f"({c.env.max_total_tokens}, the whole trajectory)")

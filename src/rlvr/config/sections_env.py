@@ -80,7 +80,8 @@ class SqlEnv(EpisodeSection):
 
 class SingleTurnEnv(EpisodeSection):
     """Each task as a one-turn episode: its prompt, one policy turn scored by [reward], done
-    (`answered`). The single-turn path through the episode source, for comparing the two."""
+    (`answered`). Generated and scored by the single-turn source's code, so any single-turn
+    option applies (orchestrate/one_turn_source.py); the budget is `max_total_tokens`."""
 
     kind: Literal["single_turn"] = "single_turn"
 

@@ -14,7 +14,7 @@ from rlvr.evaluate.sampled import sampled_pass_at_k
 from rlvr.orchestrate.episode_eval import EpisodeEvaluator, run_eval_metrics
 from rlvr.orchestrate.forecast import forecast_metrics
 from rlvr.orchestrate.learner import Learned, Learner
-from rlvr.orchestrate.plan import RunPlan
+from rlvr.orchestrate.plan import SINGLE_TURN_KINDS, RunPlan
 from rlvr.orchestrate.producers import Producer
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.rollouts import Produced
@@ -172,7 +172,7 @@ class Loop:
     def evaluate(self, size: int | None = None) -> float:
         """Greedy held-out accuracy (an environment run: the greedy episodes' success rate)."""
         test = self.parts.test_set[: size if size is not None else self.config.eval.size]
-        if self.config.env.kind != "none":
+        if self.config.env.kind not in SINGLE_TURN_KINDS:
             return self._episode_eval(test, samples=0)["eval/accuracy"]
         with self.producer.engine_for_eval() as engine:
             return greedy_accuracy(engine, test, self.parts.reward_fn, max_new_tokens=self.config.eval.max_new_tokens,
@@ -190,7 +190,7 @@ class Loop:
         """Greedy accuracy, and pass@k from `eval.samples` completions per prompt when set; an
         environment run plays the held-out tasks as episodes (greedy, then eval.samples each)."""
         e = self.config.eval
-        if self.config.env.kind != "none":
+        if self.config.env.kind not in SINGLE_TURN_KINDS:
             return self._episode_eval(self.parts.test_set[:e.size], e.samples)
         metrics = {"eval/accuracy": self.evaluate()}
         if e.samples:

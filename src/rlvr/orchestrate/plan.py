@@ -5,7 +5,8 @@ The config's cross-field rules ran when it was loaded (config/coherence*.py), so
 made from a coherent config and only resolves names to parts, each through its one table:
 the objective's axes (algo/), the batch chain and its advantage (`ADVANTAGES`), the task
 (`TASKS`), the engine (`ENGINE_BUILDERS`), the producer (`PRODUCERS`) and the source it draws
-from (`SOURCES`, by env.kind: single-turn rollouts, or an environment's episodes). `rlvr train`
+from (`SOURCES`, by env.kind: single-turn rollouts, the same as one-turn episodes for
+"single_turn", or an environment's episodes). `rlvr train`
 and `rlvr recipes show --explain` make one; `rlvr eval` reads the same task table but builds
 no plan (it trains nothing).
 """
@@ -22,6 +23,7 @@ from rlvr.names import SURROGATE_PARAM_KEYS, SURROGATE_PARAMS
 from rlvr.orchestrate.batch_builder import ADVANTAGES, BatchSpec
 from rlvr.orchestrate.engine_choice import ENGINE_BUILDERS, Builder
 from rlvr.orchestrate.episode_source import EpisodeSource
+from rlvr.orchestrate.one_turn_source import OneTurnSource
 from rlvr.orchestrate.producers import PRODUCERS, Producer
 from rlvr.orchestrate.rollouts import RolloutSource, Source
 from rlvr.tasks.registry import TASKS, TaskKind
@@ -29,8 +31,11 @@ from rlvr.tasks.registry import TASKS, TaskKind
 SourceBuilder = Callable[..., Source]  # (config, parts, watchdog) -> the producer's source
 SOURCES: dict[str, SourceBuilder] = names.ENV_KIND.bind({
     "none": RolloutSource, "guess_number": EpisodeSource.from_run, "python_tool": EpisodeSource.from_run,
-    "sql": EpisodeSource.from_run, "single_turn": EpisodeSource.from_run, "textarena": EpisodeSource.from_run,
+    "sql": EpisodeSource.from_run, "single_turn": OneTurnSource, "textarena": EpisodeSource.from_run,
 }, table="SOURCES")
+# The env kinds whose rows are single-turn generations (RolloutSource's code): they evaluate with
+# the single-turn evaluation (greedy accuracy, pass@k), the others by playing episodes.
+SINGLE_TURN_KINDS = ("none", "single_turn")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from rlvr.orchestrate.dynamic_sampling import select_groups, update_curriculum
 from rlvr.orchestrate.scoring import score_groups
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.tasks import PromptSampler
-from rlvr.types import Scored
+from rlvr.types import Rollout, Scored
 
 
 @dataclass
@@ -95,10 +95,10 @@ class RolloutSource:
             with wd.stage("sample", step):
                 samples = self.sampler.next_batch(n, skip=self._is_retired)
             with wd.stage("generate", step):
-                rollouts = p.engine.generate([s.prompt for s in samples], c.sampling.group_size, p.sampling)
+                rollouts = self._generate(samples)
             t1 = time.perf_counter()
             with wd.stage("score", step):
-                scored = score_groups(p.reward_fn, samples, rollouts, c.reward.on_error)
+                scored = self._score(samples, rollouts)
             # every generated group, before dynamic sampling drops the zero-variance ones: an
             # all-correct group is exactly what retires a prompt
             update_curriculum(self.curriculum, *scored)
@@ -112,6 +112,14 @@ class RolloutSource:
         # The oldest weights behind any token of the batch (in-flight updates mix versions).
         oldest = min((s.rollout.policy_version for g in groups for s in g), default=p.engine.policy_version)
         return Produced(groups, counts, timing["generate"], timing["score"], oldest)
+
+    def _generate(self, samples: list) -> list[list[Rollout]]:
+        """G completions of each sample's prompt."""
+        return self.parts.engine.generate([s.prompt for s in samples], self.config.sampling.group_size,
+                                          self.parts.sampling)
+
+    def _score(self, samples: list, rollouts: list[list[Rollout]]) -> tuple[list[list[Scored]], Counter]:
+        return score_groups(self.parts.reward_fn, samples, rollouts, self.config.reward.on_error)
 
     def _is_retired(self, sample) -> bool:
         return self.curriculum is not None and self.curriculum.is_retired(sample.prompt)
