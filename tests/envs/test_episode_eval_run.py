@@ -90,8 +90,8 @@ def test_rlvr_eval_on_the_env_recipe_writes_histogram_disagreements_and_episodes
 
 def test_single_turn_options_on_an_env_recipe_are_refused_in_one_line(tmp_path, capsys):
     model = str(REPO / "models" / "tiny-env")
-    assert main(["eval", model, "--recipe", "env_guess_number", "--compare", model, "--out", str(tmp_path)]) == 2
-    assert "--compare is for single-turn evaluation" in capsys.readouterr().err
+    assert main(["eval", model, "--recipe", "env_guess_number", "--cot-judge", "samples", "--out", str(tmp_path)]) == 2
+    assert "--cot-judge is for single-turn evaluation" in capsys.readouterr().err
     assert main(["eval", model, "--recipe", "env_guess_number", "--temperature", "0", "--k", "1,2",
                  "--out", str(tmp_path)]) == 2
     assert "temperature 0 is greedy: one episode a task" in capsys.readouterr().err
