@@ -17,7 +17,7 @@ from rlvr.orchestrate import train
 REPO = Path(__file__).resolve().parents[2]
 SMALL = ["sampling.prompts_per_step=2", "sampling.group_size=4", "log.progress=none", "checkpoint.every_minutes=0",
          "train.steps=2"]
-EVAL = ["eval.size=3", "eval.every=1", "eval.samples=4", "eval.k=[1,4]"]
+EVAL = ["eval.size=3", "eval.every=1", "eval.samples=4", "eval.k=[1,4]", 'eval.keep_best="eval/success_rate"']
 
 
 def run(tmp_path, name: str, *extra: str) -> list[dict]:
@@ -56,6 +56,18 @@ def test_the_evaluation_leaves_training_as_it_would_have_been(runs):
     assert not any(k.startswith("eval/") for k in without[1])
 
 
+def test_keep_best_keeps_the_checkpoint_of_the_best_sampled_success_rate(runs):
+    from rlvr.train.checkpoint import list_checkpoints, read_state
+
+    folder, rows, _ = runs
+    kept = list_checkpoints(folder / "with_eval" / "best_checkpoint")
+    assert len(kept) == 1
+    state = read_state(kept[0])
+    best = max(rows, key=lambda r: r["eval/success_rate"])  # the first of equals: a tie keeps the older one
+    assert state["metric"] == "eval/success_rate" and state["value"] == best["eval/success_rate"]
+    assert kept[0].name == f"step_{best['step']}"
+
+
 def test_rlvr_eval_on_the_run_checkpoint_gives_the_run_figures(runs, tmp_path, capsys):
     """Greedy `rlvr eval` of the last checkpoint (defaults from the run's config.toml, its [env])
     plays the same 3 games with the same seeds as the run's evaluation after step 2."""
@@ -90,8 +102,8 @@ def test_rlvr_eval_on_the_env_recipe_writes_histogram_disagreements_and_episodes
 
 def test_single_turn_options_on_an_env_recipe_are_refused_in_one_line(tmp_path, capsys):
     model = str(REPO / "models" / "tiny-env")
-    assert main(["eval", model, "--recipe", "env_guess_number", "--cot-judge", "samples", "--out", str(tmp_path)]) == 2
-    assert "--cot-judge is for single-turn evaluation" in capsys.readouterr().err
+    assert main(["eval", model, "--recipe", "env_guess_number", "--prompt-field", "q", "--out", str(tmp_path)]) == 2
+    assert "--prompt-field is for single-turn evaluation" in capsys.readouterr().err
     assert main(["eval", model, "--recipe", "env_guess_number", "--temperature", "0", "--k", "1,2",
                  "--out", str(tmp_path)]) == 2
     assert "temperature 0 is greedy: one episode a task" in capsys.readouterr().err
