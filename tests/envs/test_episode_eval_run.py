@@ -116,3 +116,26 @@ def test_the_python_api_evaluates_an_env_recipe_on_episodes(tmp_path):
                              out=tmp_path)
     m = output.results["model"]
     assert m["tasks"] == 2 and m["episodes_per_task"] == 2 and set(m["pass_at_k"]) == {"1", "2"}
+
+
+def test_compare_plays_both_models_on_the_same_games_as_their_own_evaluations(runs, tmp_path, capsys):
+    """`rlvr eval A --compare B` on the env recipe: B's side equals `rlvr eval B` alone (same
+    tasks, episode seeds and engine seed), and the paired differences are B's minus A's."""
+    folder = runs[0]
+    a, b = str(REPO / "models" / "tiny-env"), str(folder / "with_eval" / "checkpoints" / "step_2")
+    common = ["--recipe", "env_guess_number", "--n", "2", "--k", "1,2", "--limit", "4"]
+    assert main(["eval", a, "--compare", b, *common, "--out", str(tmp_path / "ab")]) == 0
+    assert main(["eval", b, *common, "--out", str(tmp_path / "b")]) == 0
+    assert main(["eval", a, *common, "--out", str(tmp_path / "a")]) == 0
+    both, alone_a, alone_b = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("ab", "a", "b"))
+    assert both["model"] == alone_a["model"] and both["compare"]["model"] == alone_b["model"]
+    episodes = lambda d, name: [json.loads(x) for x in (tmp_path / d / name).read_text().splitlines()]  # noqa: E731
+    assert episodes("ab", "episodes_compare.jsonl") == episodes("b", "episodes.jsonl")
+    per_task = both["compare"]["diff"]["per_task"]
+    rate = lambda r: [t["successes"] / 2 for t in r["model"]["per_task"]]  # noqa: E731
+    assert [t["success_diff"] for t in per_task] == pytest.approx(
+        [y - x for x, y in zip(rate(alone_a), rate(alone_b))])
+    assert both["compare"]["diff"]["success_at_1_diff"]["mean"] == pytest.approx(
+        alone_b["model"]["success_at_1"]["mean"] - alone_a["model"]["success_at_1"]["mean"])
+    assert "diff success@1" in capsys.readouterr().out
+    assert "Compare (B - A" in (tmp_path / "ab" / "report.html").read_text()
