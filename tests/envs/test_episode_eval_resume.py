@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from rlvr.cli.main import main
-from rlvr.orchestrate.episode_eval import EpisodeEvaluator
+from rlvr.orchestrate.episode_eval import EpisodeEvaluator, eval_seeds
 
 REPO = Path(__file__).resolve().parents[2]
 ARGS = ["eval", str(REPO / "models" / "tiny-env"), "--recipe", "env_guess_number", "--n", "2", "--k", "1,2",
@@ -36,6 +36,8 @@ def outputs(out: Path) -> tuple[dict, list[str]]:
 
 def test_a_stopped_episode_eval_resumes_to_the_same_results(tmp_path, monkeypatch, capsys):
     assert main(ARGS + ["--out", str(tmp_path / "whole")]) == 0
+    # Chunks keep each episode's seed of its place in the whole list (task i // 2 of 6).
+    assert [json.loads(e)["episode"]["seed"] for e in outputs(tmp_path / "whole")[1]] == eval_seeds(0, 12)
     out = tmp_path / "stopped"
     played_tasks(monkeypatch, stop_after=2)  # killed while playing the third chunk
     assert main(ARGS + ["--out", str(out)]) == 130
