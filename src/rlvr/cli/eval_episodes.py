@@ -87,7 +87,8 @@ def load_parts(args: argparse.Namespace, config: "Config", path: str, tokenizer)
     from rlvr.orchestrate.scoring import build_reward_fn
     from rlvr.train.lora import is_adapter_checkpoint, load_merged
 
-    model = load_merged(Path(path), load_model) if is_adapter_checkpoint(Path(path)) else load_model(path)  # LoRA: merged
+    # A LoRA run's checkpoint holds adapters only: evaluated merged into the base it names.
+    model = load_merged(Path(path), load_model) if is_adapter_checkpoint(Path(path)) else load_model(path)
     context = getattr(model.config, "max_position_embeddings", None)
     if context is not None and config.env.max_total_tokens > context:
         raise ConfigError(f"env.max_total_tokens = {config.env.max_total_tokens} ({recipe_source(args)}) is above "
@@ -125,7 +126,8 @@ def play_side(args: argparse.Namespace, config: "Config", path: str, side: str, 
     play = lambda part: evaluator.play(engine, part, n, params, args.seed,  # noqa: E731
                                        first=len(progress.groups), first_observation=True)
     get_rng = lambda: bytes(engine.generator.get_state().numpy().tobytes())  # noqa: E731
-    set_rng = lambda state: engine.generator.set_state(torch.frombuffer(bytearray(state), dtype=torch.uint8))  # noqa: E731
+    set_rng = lambda state: engine.generator.set_state(  # noqa: E731
+        torch.frombuffer(bytearray(state), dtype=torch.uint8))
     try:
         return run_chunks(tasks, args.chunk_prompts or len(tasks), progress, play, get_rng, set_rng)
     finally:
