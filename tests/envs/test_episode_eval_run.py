@@ -104,6 +104,9 @@ def test_single_turn_options_on_an_env_recipe_are_refused_in_one_line(tmp_path, 
     model = str(REPO / "models" / "tiny-env")
     assert main(["eval", model, "--recipe", "env_guess_number", "--prompt-field", "q", "--out", str(tmp_path)]) == 2
     assert "--prompt-field is for single-turn evaluation" in capsys.readouterr().err
+    assert main(["eval", model, "--recipe", "env_guess_number", "--compare", str(tmp_path / "none"),
+                 "--out", str(tmp_path)]) == 2
+    assert "--compare " + str(tmp_path / "none") + ": model folder not found" in capsys.readouterr().err
     assert main(["eval", model, "--recipe", "env_guess_number", "--temperature", "0", "--k", "1,2",
                  "--out", str(tmp_path)]) == 2
     assert "temperature 0 is greedy: one episode a task" in capsys.readouterr().err

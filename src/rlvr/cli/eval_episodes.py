@@ -61,6 +61,8 @@ def check_episode_args(args: argparse.Namespace, config: "Config") -> None:
                               f"episodes (env.kind = {config.env.kind!r}); give --task to evaluate single-turn")
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    if args.compare is not None and not Path(args.compare).is_dir():  # before the first model plays
+        raise ConfigError(f"--compare {args.compare}: model folder not found")
     if not 0.0 <= args.success_threshold:
         raise ConfigError(f"--success-threshold must be >= 0, got {args.success_threshold}")
     if args.max_new_tokens >= config.env.max_total_tokens:
