@@ -17,7 +17,7 @@ from rlvr.orchestrate import train
 REPO = Path(__file__).resolve().parents[2]
 SMALL = ["sampling.prompts_per_step=2", "sampling.group_size=4", "log.progress=none", "checkpoint.every_minutes=0",
          "train.steps=2"]
-EVAL = ["eval.size=3", "eval.every=1", "eval.samples=4", "eval.k=[1,4]"]
+EVAL = ["eval.size=3", "eval.every=1", "eval.samples=4", "eval.k=[1,4]", 'eval.keep_best="eval/success_rate"']
 
 
 def run(tmp_path, name: str, *extra: str) -> list[dict]:
@@ -56,6 +56,18 @@ def test_the_evaluation_leaves_training_as_it_would_have_been(runs):
     assert not any(k.startswith("eval/") for k in without[1])
 
 
+def test_keep_best_keeps_the_checkpoint_of_the_best_sampled_success_rate(runs):
+    from rlvr.train.checkpoint import list_checkpoints, read_state
+
+    folder, rows, _ = runs
+    kept = list_checkpoints(folder / "with_eval" / "best_checkpoint")
+    assert len(kept) == 1
+    state = read_state(kept[0])
+    best = max(rows, key=lambda r: r["eval/success_rate"])  # the first of equals: a tie keeps the older one
+    assert state["metric"] == "eval/success_rate" and state["value"] == best["eval/success_rate"]
+    assert kept[0].name == f"step_{best['step']}"
+
+
 def test_rlvr_eval_on_the_run_checkpoint_gives_the_run_figures(runs, tmp_path, capsys):
     """Greedy `rlvr eval` of the last checkpoint (defaults from the run's config.toml, its [env])
     plays the same 3 games with the same seeds as the run's evaluation after step 2."""
@@ -90,8 +102,11 @@ def test_rlvr_eval_on_the_env_recipe_writes_histogram_disagreements_and_episodes
 
 def test_single_turn_options_on_an_env_recipe_are_refused_in_one_line(tmp_path, capsys):
     model = str(REPO / "models" / "tiny-env")
-    assert main(["eval", model, "--recipe", "env_guess_number", "--compare", model, "--out", str(tmp_path)]) == 2
-    assert "--compare is for single-turn evaluation" in capsys.readouterr().err
+    assert main(["eval", model, "--recipe", "env_guess_number", "--prompt-field", "q", "--out", str(tmp_path)]) == 2
+    assert "--prompt-field is for single-turn evaluation" in capsys.readouterr().err
+    assert main(["eval", model, "--recipe", "env_guess_number", "--compare", str(tmp_path / "none"),
+                 "--out", str(tmp_path)]) == 2
+    assert "--compare " + str(tmp_path / "none") + ": model folder not found" in capsys.readouterr().err
     assert main(["eval", model, "--recipe", "env_guess_number", "--temperature", "0", "--k", "1,2",
                  "--out", str(tmp_path)]) == 2
     assert "temperature 0 is greedy: one episode a task" in capsys.readouterr().err
@@ -104,3 +119,26 @@ def test_the_python_api_evaluates_an_env_recipe_on_episodes(tmp_path):
                              out=tmp_path)
     m = output.results["model"]
     assert m["tasks"] == 2 and m["episodes_per_task"] == 2 and set(m["pass_at_k"]) == {"1", "2"}
+
+
+def test_compare_plays_both_models_on_the_same_games_as_their_own_evaluations(runs, tmp_path, capsys):
+    """`rlvr eval A --compare B` on the env recipe: B's side equals `rlvr eval B` alone (same
+    tasks, episode seeds and engine seed), and the paired differences are B's minus A's."""
+    folder = runs[0]
+    a, b = str(REPO / "models" / "tiny-env"), str(folder / "with_eval" / "checkpoints" / "step_2")
+    common = ["--recipe", "env_guess_number", "--n", "2", "--k", "1,2", "--limit", "4"]
+    assert main(["eval", a, "--compare", b, *common, "--out", str(tmp_path / "ab")]) == 0
+    assert main(["eval", b, *common, "--out", str(tmp_path / "b")]) == 0
+    assert main(["eval", a, *common, "--out", str(tmp_path / "a")]) == 0
+    both, alone_a, alone_b = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("ab", "a", "b"))
+    assert both["model"] == alone_a["model"] and both["compare"]["model"] == alone_b["model"]
+    episodes = lambda d, name: [json.loads(x) for x in (tmp_path / d / name).read_text().splitlines()]  # noqa: E731
+    assert episodes("ab", "episodes_compare.jsonl") == episodes("b", "episodes.jsonl")
+    per_task = both["compare"]["diff"]["per_task"]
+    rate = lambda r: [t["successes"] / 2 for t in r["model"]["per_task"]]  # noqa: E731
+    assert [t["success_diff"] for t in per_task] == pytest.approx(
+        [y - x for x, y in zip(rate(alone_a), rate(alone_b))])
+    assert both["compare"]["diff"]["success_at_1_diff"]["mean"] == pytest.approx(
+        alone_b["model"]["success_at_1"]["mean"] - alone_a["model"]["success_at_1"]["mean"])
+    assert "diff success@1" in capsys.readouterr().out
+    assert "Compare (B - A" in (tmp_path / "ab" / "report.html").read_text()

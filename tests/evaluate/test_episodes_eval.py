@@ -94,7 +94,7 @@ def test_the_output_folder_holds_results_disagreements_and_every_episode(tmp_pat
     episodes = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert len(episodes) == 16 and sum(e["success"] for e in episodes) == 7
     assert len((tmp_path / "disagreements.jsonl").read_text().splitlines()) == 2
-    assert not (tmp_path / "report.html").exists()  # it would describe other results
+    assert "an older single-turn report" not in (tmp_path / "report.html").read_text()  # it is this one's now
 
 
 def test_every_in_training_eval_key_is_defined_in_metrics_md():

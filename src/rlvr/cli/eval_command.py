@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--recipe", metavar="NAME_OR_FILE", help="where the sampling defaults come from (default: the "
                     "run's config.toml for a checkpoint in a run folder, else the demo recipe)")
     ev.add_argument("--chunk-prompts", type=int, metavar="P", help="prompts sampled per chunk; each chunk is saved, "
-                    "so a stopped eval resumes with the same --out (default: one engine batch)")
+                    "so a stopped eval resumes with the same --out (default: one engine batch; episodes: all tasks)")
     ev.add_argument("--fresh", action="store_true", help="discard a partial evaluation in --out and start over")
     ev.add_argument("--seed", type=int, default=0, help="sampling seed (both models use it)")
     ev.add_argument("--out", type=Path, default=Path("eval-results"), help="output folder")

@@ -8,6 +8,13 @@ first `--limit`) is played `--n` times as an episode of that environment, with i
 through the run's `EpisodeRunner` (orchestrate/episode_eval.py). A turn samples at most
 `--max-new-tokens` (the recipe's eval.max_new_tokens) at `--temperature` (eval.temperature);
 temperature 0 is greedy, so one episode a task. Summaries: rlvr.evaluate.episodes_eval.
+
+`--compare OTHER` plays the same tasks with the same episode seeds on a second model (paired
+differences: rlvr.evaluate.episodes_compare). The tasks are played `--chunk-prompts` at a
+time (default: all in one chunk, one batch of episodes), each chunk appended with the
+engine's random state to `progress_<side>.jsonl` in --out (evaluate/progress_file.py), so a
+stopped evaluation rerun with the same options continues where it stopped and gives the
+figures of an uninterrupted run with that chunk size.
 """
 
 from __future__ import annotations
@@ -25,8 +32,7 @@ if TYPE_CHECKING:
     from rlvr.config import Config
     from rlvr.evaluate.evaluation import EvalOutput
 
-SINGLE_TURN_ONLY = {"compare": "--compare", "cot_judge": "--cot-judge",
-                    "chunk_prompts": "--chunk-prompts", "prompt_field": "--prompt-field",
+SINGLE_TURN_ONLY = {"cot_judge": "--cot-judge", "prompt_field": "--prompt-field",
                     "answer_field": "--answer-field", "extra_fields": "--extra-fields",
                     "reward_function": "--reward-function"}
 
@@ -55,6 +61,8 @@ def check_episode_args(args: argparse.Namespace, config: "Config") -> None:
                               f"episodes (env.kind = {config.env.kind!r}); give --task to evaluate single-turn")
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    if args.compare is not None and not Path(args.compare).is_dir():  # before the first model plays
+        raise ConfigError(f"--compare {args.compare}: model folder not found")
     if not 0.0 <= args.success_threshold:
         raise ConfigError(f"--success-threshold must be >= 0, got {args.success_threshold}")
     if args.max_new_tokens >= config.env.max_total_tokens:
@@ -62,38 +70,80 @@ def check_episode_args(args: argparse.Namespace, config: "Config") -> None:
                           f"({config.env.max_total_tokens}, the whole trajectory)")
 
 
-def load_parts(args: argparse.Namespace, config: "Config"):
-    """The model at args.model in an HFEngine seeded by args.seed, its tokenizer (the recipe's
-    template), the recipe's reward, and the held-out tasks."""
+def side_tasks(args: argparse.Namespace, config: "Config", path: str):
+    """The tokenizer of the model at `path` (the recipe's template) and the held-out tasks."""
     from rlvr.cli.eval_command import tokenizer_folder
     from rlvr.cli.eval_datasets import engine_tokenizer
+    from rlvr.orchestrate.components import load_task
+
+    tokenizer = engine_tokenizer(tokenizer_folder(path, args.tokenizer), config.model.chat_template)
+    return tokenizer, load_task(config, REPO, tokenizer)[1][:args.limit]
+
+
+def load_parts(args: argparse.Namespace, config: "Config", path: str, tokenizer):
+    """The model at `path` in an HFEngine seeded by args.seed, and the parts an environment is
+    built from (the tokenizer, the recipe's reward)."""
     from rlvr.engines import HFEngine
     from rlvr.engines.loading import load_model
-    from rlvr.orchestrate.components import judge_path_resolved, load_task
+    from rlvr.orchestrate.components import judge_path_resolved
     from rlvr.orchestrate.scoring import build_reward_fn
     from rlvr.train.lora import is_adapter_checkpoint, load_merged
 
-    tokenizer = engine_tokenizer(tokenizer_folder(args.model, args.tokenizer), config.model.chat_template)
-    tasks = load_task(config, REPO, tokenizer)[1]
-    path = Path(args.model)
-    model = load_merged(path, load_model) if is_adapter_checkpoint(path) else load_model(args.model)  # LoRA: merged
+    # A LoRA run's checkpoint holds adapters only: evaluated merged into the base it names.
+    model = load_merged(Path(path), load_model) if is_adapter_checkpoint(Path(path)) else load_model(path)
     context = getattr(model.config, "max_position_embeddings", None)
     if context is not None and config.env.max_total_tokens > context:
         raise ConfigError(f"env.max_total_tokens = {config.env.max_total_tokens} ({recipe_source(args)}) is above "
-                          f"the context of {args.model} ({context} tokens)")
+                          f"the context of {path} ({context} tokens)")
     reward_fn = build_reward_fn(judge_path_resolved(config.reward, REPO), (model, tokenizer))
-    return HFEngine(model, tokenizer, seed=args.seed), SimpleNamespace(tokenizer=tokenizer, reward_fn=reward_fn), \
-        tasks[:args.limit]
+    return HFEngine(model, tokenizer, seed=args.seed), SimpleNamespace(tokenizer=tokenizer, reward_fn=reward_fn)
+
+
+def progress_settings(args: argparse.Namespace, config: "Config", path: str, tasks: int, n: int) -> dict:
+    """What a partial evaluation in --out must have been asked with to be continued."""
+    e = config.env
+    return {"model": str(path), "defaults_from": str(recipe_source(args)), "env": e.kind, "tasks": tasks,
+            "episodes_per_task": n, "limits": [e.max_turns, e.max_total_tokens, e.max_tool_calls, e.wall_s],
+            "temperature": args.temperature, "max_new_tokens": args.max_new_tokens, "stop": list(args.stop),
+            "seed": args.seed, "tokenizer": args.tokenizer, "chunk_prompts": args.chunk_prompts}
+
+
+def play_side(args: argparse.Namespace, config: "Config", path: str, side: str, n: int, params) -> list:
+    """n episodes of every held-out task on the model at `path`, chunk by chunk into
+    `progress_<side>.jsonl`; chunks already there are not played again."""
+    import torch
+
+    from rlvr.evaluate.episodes_eval import TASK_CODEC
+    from rlvr.evaluate.progress_file import Progress, run_chunks
+    from rlvr.orchestrate.episode_eval import EpisodeEvaluator
+
+    tokenizer, tasks = side_tasks(args, config, path)
+    progress = Progress(args.out, side, progress_settings(args, config, path, len(tasks), n), TASK_CODEC)
+    if len(progress.groups) == len(tasks):
+        return progress.groups  # all done: not even the model is loaded
+    if progress.groups:
+        print(f"resuming {side}: {len(progress.groups)} of {len(tasks)} tasks done in {progress.path}")
+    engine, parts = load_parts(args, config, path, tokenizer)
+    evaluator = EpisodeEvaluator.from_config(config, parts)
+    play = lambda part: evaluator.play(engine, part, n, params, args.seed,  # noqa: E731
+                                       first=len(progress.groups), first_observation=True)
+    get_rng = lambda: bytes(engine.generator.get_state().numpy().tobytes())  # noqa: E731
+    set_rng = lambda state: engine.generator.set_state(  # noqa: E731
+        torch.frombuffer(bytearray(state), dtype=torch.uint8))
+    try:
+        return run_chunks(tasks, args.chunk_prompts or len(tasks), progress, play, get_rng, set_rng)
+    finally:
+        evaluator.close()
 
 
 def evaluate_episodes(args: argparse.Namespace, config: "Config") -> "EvalOutput":
     """Play, summarise and write the evaluation (results.json, disagreements.jsonl,
-    episodes.jsonl in args.out); nothing printed."""
+    episodes.jsonl, report.html, and with --compare their _compare twins, in args.out);
+    nothing printed but a resumed side's progress."""
     from rlvr.cli.eval_command import parse_ks
     from rlvr.engines.base import SamplingParams
     from rlvr.evaluate.episodes_eval import write_episode_evaluation
     from rlvr.evaluate.evaluation import EvalOutput
-    from rlvr.orchestrate.episode_eval import EpisodeEvaluator
 
     check_episode_args(args, config)
     n = 1 if args.temperature == 0 else args.n  # greedy: every episode of a task would be the same
@@ -101,22 +151,21 @@ def evaluate_episodes(args: argparse.Namespace, config: "Config") -> "EvalOutput
     if ks[-1] > n:
         raise ConfigError(f"--k {ks[-1]} is larger than the {n} episode(s) per task"
                           + (" (temperature 0 is greedy: one episode a task)" if n == 1 else ""))
-    engine, parts, tasks = load_parts(args, config)
-    evaluator = EpisodeEvaluator.from_config(config, parts)
+    if args.fresh:
+        for side in ("model", "compare"):
+            (args.out / f"progress_{side}.jsonl").unlink(missing_ok=True)
     params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature, stop=args.stop)
-    try:
-        played = evaluator.play(engine, tasks, n, params, args.seed)
-    finally:
-        evaluator.close()
+    played = play_side(args, config, args.model, "model", n, params)
+    other = play_side(args, config, args.compare, "compare", n, params) if args.compare else None
     e = config.env
-    settings = {"model": args.model, "defaults_from": str(recipe_source(args)), "env": e.kind,
-                "task": config.task.kind, "tasks": len(tasks), "episodes_per_task": n, "k": list(ks),
+    settings = {"model": args.model, "compare": args.compare, "defaults_from": str(recipe_source(args)),
+                "env": e.kind, "task": config.task.kind, "tasks": len(played), "episodes_per_task": n, "k": list(ks),
                 "temperature": args.temperature, "max_new_tokens": args.max_new_tokens, "seed": args.seed,
-                "success_threshold": args.success_threshold,
+                "success_threshold": args.success_threshold, "chunk_prompts": args.chunk_prompts,
                 "limits": {"max_turns": e.max_turns, "max_total_tokens": e.max_total_tokens,
                            "max_tool_calls": e.max_tool_calls, "wall_s": e.wall_s}}
     results = write_episode_evaluation(args.out, played, ks, settings, threshold=args.success_threshold,
-                                       seed=args.seed)
+                                       seed=args.seed, compare_with=other)
     return EvalOutput(args.out, results)
 
 
@@ -135,7 +184,21 @@ def print_episode_summary(output: "EvalOutput", seconds: float) -> None:
           f"{m['env_errors']} raised; stop reasons: {stops}")
     print(f"disagreements: {m['disagreements']} of {m['tasks']} tasks have episodes that succeed and fail, "
           f"ranked in {output.disagreements}")
-    print(f"results:  {output.results_file}\nepisodes: {output.folder / 'episodes.jsonl'}")
+    if "compare" in output.results:
+        print_compare(output.results["compare"])
+    print(f"results:  {output.results_file}\nepisodes: {output.folder / 'episodes.jsonl'}\nreport:   {output.report}")
+
+
+def print_compare(compare: dict) -> None:
+    from rlvr.evaluate.confidence import Estimate
+
+    c, d = compare["model"], compare["diff"]
+    print(f"compare: success@1 {Estimate(c['success_at_1']['mean'], *c['success_at_1']['ci'])}")
+    entries = [("success@1", d["success_at_1_diff"])] + [(f"pass@{k}", v) for k, v in d["pass_at_k_diff"].items()]
+    for name, entry in entries:
+        print(f"  diff {name:<10} {Estimate(entry['mean'], *entry['ci'])}  (compare - model, paired over tasks)")
+    ch = d["changes"]
+    print(f"  tasks solved {ch['solved']}, lost {ch['lost']}, better {ch['better']}, worse {ch['worse']}")
 
 
 def run_episode_eval(args: argparse.Namespace, config: "Config") -> int:

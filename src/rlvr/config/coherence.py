@@ -58,13 +58,27 @@ def task_incoherences(c: Config) -> Iterator[str]:
                    "use reward.verifier = 'exact'")
 
 
+def keep_best_metrics(c: Config) -> set[str]:
+    """The eval metrics this run logs that `eval.keep_best` may name: those where higher is
+    better (the loop keeps the maximum). An environment run (docs/environments.md) also logs,
+    with eval.samples, `eval/success_rate`, the sampled episodes' success@1; its `eval/env/*`
+    counts (turns, stop reasons) and `eval/disagree_frac` are not scores."""
+    e = c.eval
+    valid = {"eval/accuracy", *(f"eval/pass@{k}" for k in e.k if e.samples)}
+    if c.env.kind != "none" and e.samples:
+        valid.add("eval/success_rate")
+    return valid
+
+
 def eval_incoherences(c: Config) -> Iterator[str]:
     e = c.eval
     if e.samples and any(k < 1 or k > e.samples for k in e.k):
         yield f"eval.k = {e.k} must lie in 1 .. eval.samples ({e.samples})"
-    valid = {"eval/accuracy", *(f"eval/pass@{k}" for k in e.k if e.samples)}
+    valid = keep_best_metrics(c)
     if e.keep_best is not None and e.keep_best not in valid:
         yield f"eval.keep_best = {e.keep_best!r} is not an eval metric of this run ({', '.join(sorted(valid))})"
+    if e.keep_best in valid and e.size == 0:
+        yield f"eval.keep_best = {e.keep_best!r} needs eval.size > 0 (with eval.size = 0 nothing is evaluated)"
 
 
 def reward_incoherences(c: Config) -> Iterator[str]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -34,6 +34,7 @@ import numpy as np
 from rlvr.evaluate.confidence import bootstrap_mean
 from rlvr.evaluate.disagreement import verdict_entropy
 from rlvr.evaluate.passk import pass_at_k
+from rlvr.evaluate.progress_file import Codec
 
 SUCCESS_THRESHOLD = 1.0
 
@@ -76,7 +77,7 @@ class TaskEpisodes:
         return sum(o.success(threshold) for o in self.outcomes)
 
 
-def _check(tasks: Sequence[TaskEpisodes], ks: Sequence[int]) -> int:
+def check_tasks(tasks: Sequence[TaskEpisodes], ks: Sequence[int]) -> int:
     if not tasks:
         raise ValueError("no tasks to evaluate")
     sizes = {t.k for t in tasks}
@@ -90,7 +91,7 @@ def _check(tasks: Sequence[TaskEpisodes], ks: Sequence[int]) -> int:
 
 def success_histogram(tasks: Sequence[TaskEpisodes], threshold: float = SUCCESS_THRESHOLD) -> dict[int, int]:
     """{c: tasks with exactly c successes} for every c in 0 .. k (zeros included)."""
-    n = _check(tasks, ())
+    n = check_tasks(tasks, ())
     counts = Counter(t.successes(threshold) for t in tasks)
     return {c: counts.get(c, 0) for c in range(n + 1)}
 
@@ -108,7 +109,7 @@ def episode_stats(outcomes: Sequence[EpisodeOutcome]) -> dict:
 def summarize_episodes(tasks: Sequence[TaskEpisodes], ks: Sequence[int], *,
                        threshold: float = SUCCESS_THRESHOLD, seed: int = 0) -> dict:
     """results.json's "model" entry of an environment evaluation (see the module docstring)."""
-    n = _check(tasks, ks)
+    n = check_tasks(tasks, ks)
     c = np.array([t.successes(threshold) for t in tasks])  # (P,)
     pass_k = {str(k): bootstrap_mean(np.array([pass_at_k(n, int(ci), k) for ci in c]), seed=seed).as_dict()
               for k in ks}
@@ -139,7 +140,7 @@ def disagreeing_tasks(tasks: Sequence[TaskEpisodes], threshold: float = SUCCESS_
 def greedy_metrics(tasks: Sequence[TaskEpisodes], threshold: float = SUCCESS_THRESHOLD) -> dict[str, float]:
     """In training, the greedy episodes (one per task; docs/metrics.md): `eval/accuracy` is
     their success rate, `eval/env/*` their turns, tool calls, raises and stop reasons."""
-    _check(tasks, ())
+    check_tasks(tasks, ())
     outcomes = [o for t in tasks for o in t.outcomes]
     stats = episode_stats(outcomes)
     out = {"eval/accuracy": sum(o.success(threshold) for o in outcomes) / len(outcomes),
@@ -153,7 +154,7 @@ def sampled_metrics(tasks: Sequence[TaskEpisodes], ks: Sequence[int],
                     threshold: float = SUCCESS_THRESHOLD) -> dict[str, float]:
     """In training, the sampled episodes (eval.samples per task; docs/metrics.md): the mean
     success, pass@k for each k, and the share of tasks whose episodes disagree."""
-    n = _check(tasks, ks)
+    n = check_tasks(tasks, ks)
     c = [t.successes(threshold) for t in tasks]
     out = {"eval/success_rate": sum(c) / (n * len(tasks)),
            "eval/disagree_frac": sum(0 < ci < n for ci in c) / len(tasks)}
@@ -161,21 +162,67 @@ def sampled_metrics(tasks: Sequence[TaskEpisodes], ks: Sequence[int],
     return out
 
 
+def task_to_dict(task: TaskEpisodes) -> dict:
+    """A task's episodes as a progress file stores them (progress_file.py)."""
+    return {"prompt": task.prompt, "gold": task.gold, "source": task.source,
+            "outcomes": [asdict(o) for o in task.outcomes]}
+
+
+def task_from_dict(row: dict) -> TaskEpisodes:
+    return TaskEpisodes(row["prompt"], row["gold"], row["source"],
+                        tuple(EpisodeOutcome(**o) for o in row["outcomes"]))
+
+
+TASK_CODEC = Codec(task_to_dict, task_from_dict)
+TRAJECTORIES = 4  # episodes report.html renders turn by turn
+
+
+def episode_rows(tasks: Sequence[TaskEpisodes], threshold: float = SUCCESS_THRESHOLD) -> list[dict]:
+    """Every episode as episodes.jsonl holds it, tasks in order, each task's in seed order."""
+    return [{"source": t.source, "prompt": t.prompt, "gold": t.gold, "index": i, "success": o.success(threshold),
+             "reward": o.reward, "stop_reason": o.stop_reason, "error": o.error, "episode": o.record}
+            for t in tasks for i, o in enumerate(t.outcomes)]
+
+
+def sample_trajectories(rows: list[dict], count: int = TRAJECTORIES) -> list[dict]:
+    """The first count // 2 successful episodes and the first failed ones (in episodes.jsonl
+    order), topped up from the other kind when one is short: what the report shows."""
+    wins, losses = [r for r in rows if r["success"]], [r for r in rows if not r["success"]]
+    half = count // 2
+    take_wins = min(len(wins), max(half, count - len(losses)))
+    return wins[:take_wins] + losses[:count - take_wins]
+
+
 def write_episode_evaluation(out: Path, tasks: Sequence[TaskEpisodes], ks: Sequence[int], settings: dict, *,
-                             threshold: float = SUCCESS_THRESHOLD, seed: int = 0) -> dict:
-    """results.json (settings and the summary), disagreements.jsonl (the disagreeing tasks with
-    their episodes) and episodes.jsonl (every episode) in the folder `out`; returns the results."""
+                             threshold: float = SUCCESS_THRESHOLD, seed: int = 0,
+                             compare_with: Sequence[TaskEpisodes] | None = None) -> dict:
+    """results.json (settings and the summary; with `compare_with`, its summary and the paired
+    differences, episodes_compare.py), disagreements.jsonl (the disagreeing tasks with their
+    episodes), episodes.jsonl (every episode) and report.html in the folder `out` (the
+    compared model's files end in _compare); returns the results."""
+    from rlvr.evaluate.episodes_compare import compare_episodes
+    from rlvr.evaluate.report import write_report
+
     out.mkdir(parents=True, exist_ok=True)
     results = {"settings": dict(settings), "model": summarize_episodes(tasks, ks, threshold=threshold, seed=seed)}
-    _write_jsonl(out / "disagreements.jsonl", disagreeing_tasks(tasks, threshold))
-    _write_jsonl(out / "episodes.jsonl", [
-        {"source": t.source, "gold": t.gold, "index": i, "success": o.success(threshold), "reward": o.reward,
-         "stop_reason": o.stop_reason, "error": o.error, "episode": o.record}
-        for t in tasks for i, o in enumerate(t.outcomes)])
-    for stale in ("report.html", "cot_judgements.jsonl", "cot_judgements_compare.jsonl",
-                  "disagreements_compare.jsonl"):  # a single-turn evaluation's files in this folder
+    disagreements, rows = disagreeing_tasks(tasks, threshold), episode_rows(tasks, threshold)
+    _write_jsonl(out / "disagreements.jsonl", disagreements)
+    _write_jsonl(out / "episodes.jsonl", rows)
+    shown = {"model": sample_trajectories(rows)}
+    if compare_with is not None:
+        results["compare"] = {"model": summarize_episodes(compare_with, ks, threshold=threshold, seed=seed),
+                              "diff": compare_episodes(tasks, compare_with, ks, threshold=threshold, seed=seed)}
+        other = episode_rows(compare_with, threshold)
+        _write_jsonl(out / "disagreements_compare.jsonl", disagreeing_tasks(compare_with, threshold))
+        _write_jsonl(out / "episodes_compare.jsonl", other)
+        shown["compare"] = sample_trajectories(other)
+    else:  # a comparison written here before would not belong to these results
+        for stale in ("disagreements_compare.jsonl", "episodes_compare.jsonl"):
+            (out / stale).unlink(missing_ok=True)
+    for stale in ("cot_judgements.jsonl", "cot_judgements_compare.jsonl"):  # a single-turn evaluation's
         (out / stale).unlink(missing_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_report(out / "report.html", results, disagreements, trajectories=shown)
     return results
 
 

@@ -10,6 +10,9 @@ After each chunk one line is appended to `progress_<side>.jsonl`:
 A stopped evaluation rerun with the same settings and `--out` reloads the done chunks, skips
 their prompts, restores the generator state and continues: its results equal those of an
 uninterrupted run. A line cut short by a kill (the last one only) is dropped and redone.
+
+The rows are prompt groups by default; an evaluation on environments stores its tasks'
+episodes (`Progress(..., codec=episodes_eval.TASK_CODEC)`) in the same file layout.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from rlvr.errors import ConfigError, DatasetError
 from rlvr.evaluate.groups import Graded, PromptGroup
@@ -35,13 +38,24 @@ def group_from_dict(row: dict) -> PromptGroup:
                        members=tuple(Graded(**m) for m in row["members"]))
 
 
+class Codec(NamedTuple):
+    """How one row (a prompt group, a task's episodes) is written to JSON and read back."""
+
+    to_dict: Callable[[Any], dict]
+    from_dict: Callable[[dict], Any]
+
+
+GROUP_CODEC = Codec(group_to_dict, group_from_dict)
+
+
 class Progress:
     """The done chunks of one side ("model" or "compare") of an evaluation in folder `out`."""
 
-    def __init__(self, out: Path, side: str, settings: dict):
+    def __init__(self, out: Path, side: str, settings: dict, codec: Codec = GROUP_CODEC):
         self.path = out / f"progress_{side}.jsonl"
         self.settings = json.loads(json.dumps(settings))  # as it reads back from JSON
-        self.groups: list[PromptGroup] = []
+        self.codec = codec
+        self.groups: list = []
         self.rng: bytes | None = None
         self.chunks = 0
         if self.path.is_file():
@@ -64,7 +78,7 @@ class Progress:
                     raise DatasetError(f"{self.path}:{lineno}: not valid JSON (only a last line cut short by a "
                                        f"kill is dropped)") from None
                 break  # torn by a kill mid-write: redo that chunk
-            self.groups += [group_from_dict(g) for g in row["groups"]]
+            self.groups += [self.codec.from_dict(g) for g in row["groups"]]
             self.rng, self.chunks = base64.b64decode(row["rng"]), self.chunks + 1
             kept.append(line)
         if len(kept) < len(lines):  # drop the torn line; rewritten whole, then renamed over the old file
@@ -72,8 +86,8 @@ class Progress:
             scratch.write_text("\n".join(kept) + "\n", encoding="utf-8")
             os.replace(scratch, self.path)
 
-    def append(self, groups: Sequence[PromptGroup], rng: bytes) -> None:
-        row = {"chunk": self.chunks, "groups": [group_to_dict(g) for g in groups],
+    def append(self, groups: Sequence, rng: bytes) -> None:
+        row = {"chunk": self.chunks, "groups": [self.codec.to_dict(g) for g in groups],
                "rng": base64.b64encode(rng).decode("ascii")}
         if not self.path.is_file():  # written with the first chunk: a failed start leaves nothing behind
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,9 +98,10 @@ class Progress:
         self.rng, self.chunks = rng, self.chunks + 1
 
 
-def run_chunks(prompts: Sequence, chunk: int, progress: Progress, sample: Callable[[Sequence], list[PromptGroup]],
-               get_rng: Callable[[], bytes], set_rng: Callable[[bytes], None]) -> list[PromptGroup]:
-    """Sample the prompts not yet done, `chunk` at a time, recording each chunk → all P groups."""
+def run_chunks(prompts: Sequence, chunk: int, progress: Progress, sample: Callable[[Sequence], list],
+               get_rng: Callable[[], bytes], set_rng: Callable[[bytes], None]) -> list:
+    """Sample the prompts not yet done, `chunk` at a time, recording each chunk → all P rows
+    (while `sample` runs, len(progress.groups) is the index of its chunk's first prompt)."""
     done = len(progress.groups)
     if progress.rng is not None:
         set_rng(progress.rng)

@@ -2,7 +2,10 @@
 
 Sections: headline metrics (with CoT-pass@k when a reasoning judge was given), the pass@k /
 maj@k curve, the pass-rate histogram, the top disagreements, and, in compare mode, the paired
-differences and the solved / lost prompts.
+differences and the solved / lost prompts. An evaluation on environments (results whose
+settings name an `env`) gets the same page, plots and compare section with its own figures
+(success@1, pass@k, the successes-out-of-k histogram, stop reasons) and a few episodes
+rendered turn by turn (episode_report.py). Every text from a model or a file is escaped.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 TABLE_ROWS = 20
 STYLE = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}"
          "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
-         "text-align:left;font-size:90%}th{background:#f3f3f3}code{font-size:90%}")
+         "text-align:left;font-size:90%}th{background:#f3f3f3}code{font-size:90%}"
+         "pre{white-space:pre-wrap;margin:0.2em 0}.turn{padding:2px 8px;margin:2px 0}"
+         ".policy{background:#eaf2ff;border-left:4px solid #2f6fd0}"
+         ".observation{background:#f2f2f2;border-left:4px solid #888}")
+CURVES = (("pass_at_k", "o-"), ("maj_at_k", "s--"))
 
 
 def png_base64(fig) -> str:
@@ -32,11 +39,12 @@ def png_base64(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def plot_curves(labelled: list[tuple[str, dict]]):
-    """pass@k (solid) and maj@k (dashed) against k, with 95% intervals, one colour per model."""
+def plot_curves(labelled: list[tuple[str, dict]], curves=CURVES, xlabel: str = "k (samples)"):
+    """pass@k (solid) and maj@k (dashed; `curves`: which) against k, with 95% intervals, one
+    colour per model."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for colour, (label, result) in zip(("tab:blue", "tab:orange"), labelled):
-        for metric, style in (("pass_at_k", "o-"), ("maj_at_k", "s--")):
+        for metric, style in curves:
             ks = sorted(int(k) for k in result[metric])
             means = [result[metric][str(k)]["mean"] for k in ks]
             errs = [[m - result[metric][str(k)]["ci"][0] for k, m in zip(ks, means)],
@@ -44,7 +52,7 @@ def plot_curves(labelled: list[tuple[str, dict]]):
             ax.errorbar(ks, means, yerr=errs, fmt=style, color=colour, capsize=3,
                         label=f"{label} {metric.replace('_at_', '@')}")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("k (samples)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("score")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
@@ -52,18 +60,26 @@ def plot_curves(labelled: list[tuple[str, dict]]):
     return fig
 
 
-def plot_histogram(labelled: list[tuple[str, dict]]):
-    """Number of prompts at each pass rate, bars side by side for two models."""
+def pass_rate_bars(result: dict) -> tuple[list[str], list[int]]:
+    """A single-turn result's histogram: (bar labels, prompt counts)."""
+    hist = result["pass_rate_histogram"]
+    return [f"{v:.2f}" for v in hist["values"]], hist["counts"]
+
+
+def plot_histogram(labelled: list[tuple[str, dict]], bars=pass_rate_bars,
+                   xlabel: str = "per-prompt pass rate c / n", ylabel: str = "prompts"):
+    """Number of prompts at each pass rate (`bars`: result -> labels, counts), bars side by
+    side for two models."""
     fig, ax = plt.subplots(figsize=(6.5, 3.5))
     width = 0.8 / len(labelled)
     for i, (colour, (label, result)) in enumerate(zip(("tab:blue", "tab:orange"), labelled)):
-        hist = result["pass_rate_histogram"]
-        positions = [j + (i - (len(labelled) - 1) / 2) * width for j in range(len(hist["values"]))]
-        ax.bar(positions, hist["counts"], width=width, color=colour, label=label)
-    values = labelled[0][1]["pass_rate_histogram"]["values"]
-    ax.set_xticks(range(len(values)), [f"{v:.2f}" for v in values], fontsize=8)
-    ax.set_xlabel("per-prompt pass rate c / n")
-    ax.set_ylabel("prompts")
+        counts = bars(result)[1]
+        positions = [j + (i - (len(labelled) - 1) / 2) * width for j in range(len(counts))]
+        ax.bar(positions, counts, width=width, color=colour, label=label)
+    names = bars(labelled[0][1])[0]
+    ax.set_xticks(range(len(names)), names, fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     return fig
 
@@ -106,21 +122,23 @@ def disagreement_table(rows: list[dict]) -> str:
             f"entropy, then answer entropy (bits); the top {len(shown)}:</p>" + table(header, shown))
 
 
-def compare_section(compare: dict) -> str:
-    """Paired differences and the solved / lost prompts."""
-    rows = [[f"pass@{k}", fmt(v)] for k, v in compare["pass_at_k_diff"].items()]
-    rows += [[f"maj@{k}", fmt(v)] for k, v in compare["maj_at_k_diff"].items()]
+def compare_section(compare: dict, unit: str = "prompt") -> str:
+    """Paired differences and the solved / lost prompts (`unit`: "task" for episodes)."""
+    rows = [["success@1", fmt(compare["success_at_1_diff"])]] if "success_at_1_diff" in compare else []
+    rows += [[f"pass@{k}", fmt(v)] for k, v in compare["pass_at_k_diff"].items()]
+    rows += [[f"maj@{k}", fmt(v)] for k, v in compare.get("maj_at_k_diff", {}).items()]
     rows += [[f"CoT-pass@{k}", fmt(v)] for k, v in compare.get("cot_pass_at_k_diff", {}).items()]
     ch = compare["changes"]
-    counts = (f"<p>solved {ch['solved']}, lost {ch['lost']}, better {ch['better']}, worse {ch['worse']}, "
-              f"same {ch['same']} (by pass rate).</p>")
+    rate = "pass rate" if unit == "prompt" else "success rate"
+    counts = (f"<p>{unit}s solved {ch['solved']}, lost {ch['lost']}, better {ch['better']}, worse {ch['worse']}, "
+              f"same {ch['same']} (by {rate}).</p>")
     listed = [["solved", r["prompt"], r["gold"], f"{r['pass_rate_a']:.2f}", f"{r['pass_rate_b']:.2f}"]
               for r in ch["solved_prompts"][:TABLE_ROWS]]
     listed += [["lost", r["prompt"], r["gold"], f"{r['pass_rate_a']:.2f}", f"{r['pass_rate_b']:.2f}"]
                for r in ch["lost_prompts"][:TABLE_ROWS]]
-    return ("<h2>Compare (B - A, paired 95% CI over prompts; A is the model, B the --compare one)</h2>"
+    return (f"<h2>Compare (B - A, paired 95% CI over {unit}s; A is the model, B the --compare one)</h2>"
             + table(["metric", "difference"], rows) + counts
-            + table(["change", "prompt", "gold", "pass rate A", "pass rate B"], listed))
+            + table(["change", unit, "gold", f"{rate} A", f"{rate} B"], listed))
 
 
 def side_label(side: str, source: str | None) -> str:
@@ -128,22 +146,43 @@ def side_label(side: str, source: str | None) -> str:
     return f"{side}: {Path(source).name}" if source else side
 
 
-def write_report(path: Path, results: dict, disagreements: list[dict]) -> Path:
-    """Write report.html for `results` (the results.json dict) and the mined disagreements."""
+def labelled_sides(results: dict) -> list[tuple[str, dict]]:
+    """[("A: step_800", model result), ("B: ...", compare result)] of a results.json dict."""
     meta = results["settings"]
     labelled = [(side_label("A", meta.get("model") or meta.get("samples")), results["model"])]
     if "compare" in results:
         labelled.append((side_label("B", meta.get("compare")), results["compare"]["model"]))
-    parts = [f"<html><head><meta charset='utf-8'><title>rlvr eval</title><style>{STYLE}</style></head><body>",
-             "<h1>rlvr eval</h1>",
-             "<p>" + html.escape(", ".join(f"{k} = {v}" for k, v in meta.items())) + "</p>",
-             metrics_table(labelled),
+    return labelled
+
+
+def single_turn_sections(results: dict, disagreements: list[dict]) -> list[str]:
+    labelled = labelled_sides(results)
+    parts = [metrics_table(labelled),
              "<h2>pass@k and maj@k</h2>", f"<img src='data:image/png;base64,{png_base64(plot_curves(labelled))}'>",
              "<h2>Per-prompt pass rates</h2>",
              f"<img src='data:image/png;base64,{png_base64(plot_histogram(labelled))}'>",
              "<h2>Disagreements</h2>", disagreement_table(disagreements)]
     if "compare" in results:
         parts.append(compare_section(results["compare"]["diff"]))
-    parts.append("</body></html>")
+    return parts
+
+
+def write_report(path: Path, results: dict, disagreements: list[dict],
+                 trajectories: dict[str, list[dict]] | None = None) -> Path:
+    """Write report.html for `results` (the results.json dict) and the mined disagreements;
+    an evaluation on environments (settings with "env") also shows `trajectories`, a few
+    episodes of each side ({"model": [...], "compare": [...]}, episodes.jsonl rows)."""
+    meta = results["settings"]
+    if "env" in meta:
+        from rlvr.evaluate.episode_report import episode_sections
+
+        sections = episode_sections(results, disagreements, trajectories or {})
+    else:
+        sections = single_turn_sections(results, disagreements)
+    title = "rlvr eval" + (f" on {meta['env']} episodes" if "env" in meta else "")
+    parts = [f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{STYLE}</style>"
+             f"</head><body><h1>{html.escape(title)}</h1>",
+             "<p>" + html.escape(", ".join(f"{k} = {v}" for k, v in meta.items())) + "</p>",
+             *sections, "</body></html>"]
     path.write_text("\n".join(parts), encoding="utf-8")
     return path

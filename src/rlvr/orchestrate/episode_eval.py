@@ -33,11 +33,15 @@ def eval_seeds(seed: int, count: int) -> list[int]:
     return [EVAL_SEED_BASE + seed * 1_000_003 + i for i in range(count)]
 
 
-def outcome_of(ep: Episode) -> EpisodeOutcome:
-    """One finished episode as the evaluation keeps it; r_T is the last step's reward."""
+def outcome_of(ep: Episode, renderer: Renderer | None = None) -> EpisodeOutcome:
+    """One finished episode as the evaluation keeps it; r_T is the last step's reward. With
+    `renderer`, the record also holds the first observation as rendered (`first_observation`:
+    the prompt ids decoded, what the policy read before its first turn; report.html shows it)."""
     traj = ep.trajectory
     record = episode_record(ep) if traj is not None else {"seed": ep.seed, "turns": [], "stop_reason": ep.stop_reason,
                                                           "error": ep.error}
+    if renderer is not None and traj is not None:
+        record["first_observation"] = renderer.tokenizer.decode(traj.prompt_ids)
     return EpisodeOutcome(reward=ep.step_rewards[-1] if ep.step_rewards else 0.0,
                           env_ended=ep.stop_reason not in RUNNER_STOP_REASONS,
                           turns=len(traj.turns) if traj is not None else 0, tool_calls=ep.tool_calls,
@@ -72,13 +76,20 @@ class EpisodeEvaluator:
         r = source.runner
         return cls(source.make_env, r.renderer, r.limits, r.tools, workers)
 
-    def play(self, engine, tasks: list[Sample], k: int, params: SamplingParams, seed: int) -> list[TaskEpisodes]:
-        """k episodes of each task, all together, on `engine` (one with `generate_ids`)."""
+    def play(self, engine, tasks: list[Sample], k: int, params: SamplingParams, seed: int, *,
+             first: int = 0, first_observation: bool = False) -> list[TaskEpisodes]:
+        """k episodes of each task, all together, on `engine` (one with `generate_ids`).
+        first: the place of tasks[0] in the whole held-out list (a chunk of it, `rlvr eval
+        --chunk-prompts`), so that every episode keeps the seed of its place in the whole
+        list. first_observation: keep the rendered first observation in each record."""
         flat = [t for t in tasks for _ in range(k)]
+        seeds = eval_seeds(seed, (first + len(tasks)) * k)[first * k:]
         with EpisodeRunner(engine, self.renderer, params, self.limits, workers=self.workers,
                            tools=self.tools) as runner:
-            episodes = runner.run(self.make_env, flat, eval_seeds(seed, len(flat)))
-        return [TaskEpisodes(t.prompt, t.answer, t.source, tuple(outcome_of(ep) for ep in episodes[i * k:(i + 1) * k]))
+            episodes = runner.run(self.make_env, flat, seeds)
+        renderer = self.renderer if first_observation else None
+        return [TaskEpisodes(t.prompt, t.answer, t.source,
+                             tuple(outcome_of(ep, renderer) for ep in episodes[i * k:(i + 1) * k]))
                 for i, t in enumerate(tasks)]
 
 
