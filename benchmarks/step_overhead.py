@@ -10,6 +10,7 @@ medians over steps 2..N:
 
   cycle      wall time from one step's start to the next's (what a user waits for)
   generate / score        the run's own time/generate_s and time/score_s
+    sampler       `PromptSampler.next_batch` (drawing the step's prompts; inside generate)
   train      time/train_forward_s + time/backward_s + time/optimizer_s
   outside    cycle - generate - score - train: the work no phase timer covers, split into
     build_batch   collate, advantages, the batch chain (`Learner.learn` before the trainer)
@@ -45,7 +46,7 @@ from pathlib import Path  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PARTS = ("build_batch", "trainer_glue", "sync", "report", "after_step")
-FIGURES = ("cycle", "generate", "score", "train", "outside", *PARTS, "rest")
+FIGURES = ("cycle", "generate", "sampler", "score", "train", "outside", *PARTS, "rest")
 
 
 class Timers:
@@ -72,8 +73,10 @@ class Timers:
 def install(timers: Timers) -> None:
     """Wrap the loop's parts (module-level names where the loop looks them up)."""
     from rlvr.orchestrate import learner, loop, producers, run_folder
+    from rlvr.tasks import sampler
     from rlvr.train import trainer
 
+    timers.wrap(sampler.PromptSampler, "next_batch", "sampler")
     timers.wrap(learner, "build_batch", "build_batch")
     timers.wrap(trainer.Trainer, "step", "trainer_step")
     for cls in vars(producers).values():
@@ -106,7 +109,7 @@ def per_step(timers: Timers, rows: list[dict]) -> list[dict[str, float]]:
         f = {"cycle": end - t["start"], "generate": r["time/generate_s"], "score": r["time/score_s"], "train": train}
         f["outside"] = f["cycle"] - f["generate"] - f["score"] - train
         f["trainer_glue"] = t.get("trainer_step", 0.0) - train
-        f.update({k: t.get(k, 0.0) for k in ("build_batch", "sync", "report", "after_step")})
+        f.update({k: t.get(k, 0.0) for k in ("sampler", "build_batch", "sync", "report", "after_step")})
         f["rest"] = f["outside"] - sum(f[k] for k in PARTS)
         out.append(f)
     return out
