@@ -1,7 +1,7 @@
 """Where a training step's wall time goes, the phases and the per-step work outside them.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/step_overhead.py [--recipe recipes/demo.toml]
-        [--steps 30] [--rounds 3] [--ref COMMIT] [--out FILE.json]
+        [--steps 30] [--rounds 3] [--ref COMMIT [--new COMMIT]] [--out FILE.json]
 
 Each run is `rlvr.orchestrate.train` on the recipe (eval off, no periodic checkpoint, no
 progress display; samples.jsonl and metrics.jsonl written as the recipe asks) in its own
@@ -20,8 +20,9 @@ medians over steps 2..N:
     after_step    `Loop._after_step` (metrics.jsonl, the display)
     rest          what is left (the sampler is inside generate; the loop's own glue)
 
-With `--ref COMMIT` the runs alternate between this tree and COMMIT's `src/` (extracted with
-`git archive` into a temporary folder), so an A/B of a code change is measured in one command
+With `--ref COMMIT` the runs alternate between this tree (or `--new COMMIT`) and COMMIT's
+`src/` (each commit extracted with `git archive` into a temporary folder, so editing the tree
+during the runs changes nothing), so an A/B of a code change is measured in one command
 on the same load; the ratio this / ref of each figure is printed per round and as the median.
 Each run prints `os.getloadavg()` before and after it, and every run's training metrics
 (metrics.jsonl without the timing keys) are compared for bit-for-bit equality with the first
@@ -154,6 +155,7 @@ def differing(a: list[dict], b: list[dict]) -> list[str]:
 
 
 def extract(commit: str, into: Path) -> Path:
+    into.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "src"], check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     return into / "src"
@@ -189,6 +191,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--ref", help="a commit to alternate with this tree (A/B)")
+    ap.add_argument("--new", help="a commit to run instead of the working tree (with --ref)")
     ap.add_argument("--out")
     ap.add_argument("--side", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -197,8 +200,10 @@ def main() -> None:
         return
     trees = {"this": REPO / "src"}
     with tempfile.TemporaryDirectory() as tmp:
+        if a.new:
+            trees["this"] = extract(a.new, Path(tmp) / "new")
         if a.ref:
-            trees["ref"] = extract(a.ref, Path(tmp))
+            trees["ref"] = extract(a.ref, Path(tmp) / "ref")
         results: dict[str, list[dict]] = {n: [] for n in trees}
         for i in range(a.rounds):
             for name, src in (trees.items() if i % 2 == 0 else reversed(trees.items())):
