@@ -6,8 +6,9 @@ token at Qwen2's V = 152,064, and the log-softmax, the entropy's terms and their
 hold several more such tensors. `completion_logprobs` therefore runs the model's body once
 and applies the LM head `chunk` tokens at a time, each chunk under activation checkpointing
 when the logits are large (`REMAT_MIN_BYTES`), so that at most one chunk's (chunk, V) logits
-are alive, in the forward and in the backward (which recomputes them). The values are those of the plain path: the same functions on the
-same rows (measured in benchmarks/logit_memory.py and docs/scaling.md).
+are alive, in the forward and in the backward (which recomputes them). The values are those
+of the plain path: the same functions on the same rows (measured in benchmarks/logit_memory.py
+and docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -129,11 +130,12 @@ def chunked_logprobs(split: SplitModel, batch: Batch, temperature: float, chunk:
     sizes = equal_chunks(targets.numel(), chunk)
     # split, not tensor_split: the same views, but one backward node that concatenates the
     # chunks' gradients, where tensor_split's slices each scatter into a zeroed (B T, H) tensor
-    # and autograd adds those up (w1: 8 fills and 7 adds of 4 MB a step)
+    # (w1: 8 fills of 4 MB a step fewer, torch.profiler)
     rows_h = hidden.reshape(-1, hidden.shape[-1]).split(sizes)
     rows_t = targets.reshape(-1).split(sizes)
     rows_k = [None] * len(sizes) if batch.support is None else batch.support.reshape(-1).split(sizes)
-    remat = torch.is_grad_enabled() and len(rows_h) > 1 and _logit_bytes(split.head, targets.numel()) > REMAT_MIN_BYTES
+    remat = (torch.is_grad_enabled() and len(rows_h) > 1
+             and _logit_bytes(split.head, targets.numel()) > REMAT_MIN_BYTES)
     pieces = [checkpoint(_head_stats, split.head, h, t, temperature, entropy, k, use_reentrant=False)
               if remat else _head_stats(split.head, h, t, temperature, entropy, k)
               for h, t, k in zip(rows_h, rows_t, rows_k)]
