@@ -9,8 +9,11 @@ training), the completion tokens, the load average before and after, and the pea
 
 rlvr runs through `rlvr.orchestrate.train` (what `rlvr train` runs), TRL through
 `trl.GRPOTrainer.train()`. A step's time is the cycle from one step's start to the next one's
-(rlvr: the `time/elapsed_s` of consecutive metric rows; TRL: consecutive `on_step_begin`
-callbacks, the last one closed by `on_train_end`), so either side's per-step logging counts.
+(rlvr: consecutive `on_step` callbacks, called once a step's metrics line is written and
+shown; TRL: consecutive `on_step_begin` callbacks, the last one closed by `on_train_end`), so
+either side's per-step logging counts. (Before 2026-12-02 rlvr's cycle was the difference of
+consecutive `time/elapsed_s`, which leaves out the metrics line, samples.jsonl and the display:
+about 2 ms a demo step, benchmarks/step_overhead.py.)
 """
 
 from __future__ import annotations
@@ -87,9 +90,9 @@ def run_rlvr(spec: dict) -> dict:
             path = Path(tmp) / "recipe.toml"
             path.write_text(rlvr_config_text(spec, tmp))
             config = load_config(path, common)
-        rows = train(config).folder.read_metrics()
-    elapsed = [r["time/elapsed_s"] for r in rows]
-    cycles = [b - a for a, b in zip(elapsed, elapsed[1:])]  # steps 2..N
+        ends: list[float] = []  # each step's end, once its metrics line is written and shown
+        rows = train(config, on_step=lambda step, metrics: ends.append(time.perf_counter())).folder.read_metrics()
+    cycles = [b - a for a, b in zip(ends, ends[1:])]  # steps 2..N, each from the previous one's end
     later = rows[1:]
     med = lambda key: statistics.median(r[key] for r in later)  # noqa: E731
     train_s = [r["time/train_forward_s"] + r["time/backward_s"] + r["time/optimizer_s"] for r in later]

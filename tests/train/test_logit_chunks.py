@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.utils.checkpoint import checkpoint
 from transformers import Gemma2Config, Gemma2ForCausalLM, LlamaConfig, LlamaForCausalLM
 
 from rlvr.algo import Objective
@@ -117,13 +118,30 @@ def largest_saved(fn) -> int:
     return max(sizes)
 
 
-def test_no_full_logits_are_kept_for_the_backward():
+def test_no_full_logits_are_kept_for_the_backward(monkeypatch):
     model, batch = tiny_llama(vocab=4096), random_batch()
     n_tokens = batch.completion_mask.numel()  # 35
     plain = largest_saved(lambda: completion_logprobs(model, batch, chunk=0, entropy_grad=True))
+    small = largest_saved(lambda: completion_logprobs(model, batch, chunk=8, entropy_grad=True))
+    monkeypatch.setattr(logprobs, "REMAT_MIN_BYTES", 0)  # as if these 35 x 4096 logits were large
     chunked = largest_saved(lambda: completion_logprobs(model, batch, chunk=8, entropy_grad=True))
     assert plain >= n_tokens * 4096  # the (B, T, V) logits or their softmax
     assert chunked < 8 * 4096  # not even one chunk's logits: those are recomputed
+    # 573 KB of logits, under REMAT_MIN_BYTES: each chunk's are kept, none recomputed
+    assert 8 * 4096 <= small < n_tokens * 4096
+
+
+@pytest.mark.parametrize("chunk,entropy_grad", [(3, False), (8, True)])
+def test_recomputed_chunks_give_the_same_bits_as_kept_ones(monkeypatch, chunk, entropy_grad):
+    model, batch = load_model(TINY), random_batch()
+    kept = logp_entropy_grads(model, batch, chunk, 0.7, entropy_grad)
+    monkeypatch.setattr(logprobs, "REMAT_MIN_BYTES", 0)
+    calls = []
+    monkeypatch.setattr(logprobs, "checkpoint", lambda *a, **k: calls.append(1) or checkpoint(*a, **k))
+    recomputed = logp_entropy_grads(model, batch, chunk, 0.7, entropy_grad)
+    assert len(calls) == -(-35 // chunk)  # every chunk went through the checkpoint
+    for a, b in zip(kept, recomputed):
+        assert torch.equal(a, b)
 
 
 def test_trainer_gradients_and_metrics_do_not_depend_on_the_chunk():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from rlvr.errors import DatasetError, RlvrError
@@ -26,11 +26,17 @@ class PromptSampler:
     seed: int
     epoch: int = 0
     index: int = 0
+    # (seed, epoch, size) -> that epoch's order: reshuffling every step cost ~3 ms at the
+    # demo's 8,100 prompts (benchmarks/README.md, step overhead); the order is the same list
+    _cached: tuple[tuple[int, int, int], list[int]] | None = field(default=None, repr=False, compare=False)
 
     def _order(self) -> list[int]:
-        order = list(range(len(self.samples)))
-        random.Random(self.seed * 1_000_003 + self.epoch).shuffle(order)
-        return order
+        key = (self.seed, self.epoch, len(self.samples))
+        if self._cached is None or self._cached[0] != key:
+            order = list(range(len(self.samples)))
+            random.Random(self.seed * 1_000_003 + self.epoch).shuffle(order)
+            self._cached = (key, order)
+        return self._cached[1]
 
     def next_batch(self, n: int, skip: Callable[[Sample], bool] | None = None) -> list[Sample]:
         """The next n samples, crossing into a new shuffled epoch when one runs out. Samples for

@@ -19,21 +19,30 @@ def collate(rollouts: list[Rollout], adv: torch.Tensor, group_ids: torch.Tensor,
     """
     p = max(len(r.prompt_ids) for r in rollouts)
     t = max(len(r.completion_ids) for r in rollouts)
-    b = len(rollouts)
-    input_ids = torch.full((b, p + t), pad_id, dtype=torch.long)
-    attention = torch.zeros((b, p + t), dtype=torch.long)
-    mask = torch.zeros((b, t))
-    old_logp = torch.zeros((b, t))
+    # Rows built as Python lists and converted once: a tensor per row and field cost ~0.1 ms of
+    # dispatch each, 15 ms a step at the demo's 128 rows (benchmarks/README.md, step overhead).
+    ids, attention, mask, old_logp = [], [], [], []
     for i, r in enumerate(rollouts):
         lp, lc = len(r.prompt_ids), len(r.completion_ids)
-        input_ids[i, p - lp:p] = torch.tensor(r.prompt_ids)
-        input_ids[i, p:p + lc] = torch.tensor(r.completion_ids)
-        attention[i, p - lp:p + lc] = 1
-        mask[i, :lc] = torch.tensor(r.loss_mask, dtype=torch.float) if r.loss_mask else 1.0
-        old_logp[i, :lc] = torch.tensor(r.logprobs)
+        _check_lengths(i, r)
+        ids.append([pad_id] * (p - lp) + list(r.prompt_ids) + list(r.completion_ids) + [pad_id] * (t - lc))
+        attention.append([0] * (p - lp) + [1] * (lp + lc) + [0] * (t - lc))
+        mask.append([float(m) for m in r.loss_mask] + [0.0] * (t - lc) if r.loss_mask else [1.0] * lc + [0.0] * (t - lc))
+        old_logp.append(list(r.logprobs) + [0.0] * (t - lc))
+    input_ids, attention = torch.tensor(ids, dtype=torch.long), torch.tensor(attention, dtype=torch.long)
+    mask, old_logp = torch.tensor(mask), torch.tensor(old_logp)  # the default dtype, as torch.zeros gave
     return Batch(input_ids=input_ids, attention_mask=attention, completion_mask=mask,
                  old_logp=old_logp, adv=adv.float()[:, None] * mask, group_ids=group_ids,
                  support=collate_support(rollouts, t))
+
+
+def _check_lengths(i: int, r: Rollout) -> None:
+    lc = len(r.completion_ids)
+    if len(r.logprobs) != lc:
+        raise ValueError(f"rollout {i}: {len(r.logprobs)} log-probs (Rollout.logprobs) for {lc} completion tokens")
+    if r.loss_mask and len(r.loss_mask) != lc:
+        raise ValueError(f"rollout {i}: {len(r.loss_mask)} loss-mask entries (Rollout.loss_mask) for "
+                         f"{lc} completion tokens")
 
 
 def collate_support(rollouts: list[Rollout], t: int) -> torch.Tensor | None:

@@ -4,10 +4,11 @@ forward pass.
 At a large vocabulary the logits dominate the step's memory: (B, T, V) float32 is 608 KB a
 token at Qwen2's V = 152,064, and the log-softmax, the entropy's terms and their gradients
 hold several more such tensors. `completion_logprobs` therefore runs the model's body once
-and applies the LM head `chunk` tokens at a time, each chunk under activation checkpointing,
-so that at most one chunk's (chunk, V) logits are alive, in the forward and in the backward
-(which recomputes them). The values are those of the plain path: the same functions on the
-same rows (measured in benchmarks/logit_memory.py and docs/scaling.md).
+and applies the LM head `chunk` tokens at a time, each chunk under activation checkpointing
+when the logits are large (`REMAT_MIN_BYTES`), so that at most one chunk's (chunk, V) logits
+are alive, in the forward and in the backward (which recomputes them). The values are those
+of the plain path: the same functions on the same rows (measured in benchmarks/logit_memory.py
+and docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ log = logging.getLogger(__name__)
 # (benchmarks/logit_memory.py): at V = 152,064, 0.9 to 1.6 GB for 512 tokens, against 40 to
 # 50 GB for a 16k-token micro-batch all at once; 512 rows keep a GPU's head matmul efficient.
 DEFAULT_LOGIT_CHUNK = 512
+# The chunks are checkpointed only when the micro-batch's float32 logits, all chunks together,
+# exceed this: below it recomputing each chunk's head in the backward bounds nothing worth the
+# time (w1's 4,096 x 128 logits are 2 MiB; at V = 152,064 the limit is 110 tokens). The values
+# and gradients are the same bits either way (the same functions on the same chunks).
+REMAT_MIN_BYTES = 64 << 20
 
 
 def completion_logits(model: PreTrainedModel, batch: Batch, *, share_prompts: bool = True) -> torch.Tensor:
@@ -113,25 +119,43 @@ def completion_hidden(body: torch.nn.Module, batch: Batch, *, share_prompts: boo
 def chunked_logprobs(split: SplitModel, batch: Batch, temperature: float, chunk: int,
                      entropy: str | None, share_prompts: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """`completion_logprobs` on a split model: the body once, then the head on equal chunks
-    of at most `chunk` flattened (row, position) tokens. With gradient and more than one
-    chunk, each chunk is checkpointed (non-reentrant): only its (chunk, H) hidden rows are
-    kept, and the backward recomputes its logits, so no two chunks' (chunk, V) tensors are
-    alive at once. `entropy`: None, "value" or "grad"."""
+    of at most `chunk` flattened (row, position) tokens. With gradient, more than one chunk and
+    logits above `REMAT_MIN_BYTES`, each chunk is checkpointed (non-reentrant): only its
+    (chunk, H) hidden rows are kept, and the backward recomputes its logits, so no two chunks'
+    (chunk, V) tensors are alive at once. `entropy`: None, "value" or "grad"."""
     hidden = completion_hidden(split.body, batch, share_prompts=share_prompts)  # (B, T, H)
     targets = batch.input_ids[:, batch.prompt_len:]  # (B, T)
     # equal chunks of at most `chunk` rows, not a short tail: a few-row matmul may take another
     # BLAS kernel than the plain path's, and round differently
-    n_chunks = -(-targets.numel() // chunk)
-    rows_h = hidden.reshape(-1, hidden.shape[-1]).tensor_split(n_chunks)
-    rows_t = targets.reshape(-1).tensor_split(n_chunks)
-    rows_k = ([None] * n_chunks if batch.support is None
-              else batch.support.reshape(-1).tensor_split(n_chunks))
-    remat = torch.is_grad_enabled() and len(rows_h) > 1
+    sizes = equal_chunks(targets.numel(), chunk)
+    # split, not tensor_split: the same views, but one backward node that concatenates the
+    # chunks' gradients, where tensor_split's slices each scatter into a zeroed (B T, H) tensor
+    # (w1: 8 fills of 4 MB a step fewer, torch.profiler)
+    rows_h = hidden.reshape(-1, hidden.shape[-1]).split(sizes)
+    rows_t = targets.reshape(-1).split(sizes)
+    rows_k = [None] * len(sizes) if batch.support is None else batch.support.reshape(-1).split(sizes)
+    remat = (torch.is_grad_enabled() and len(rows_h) > 1
+             and _logit_bytes(split.head, targets.numel()) > REMAT_MIN_BYTES)
     pieces = [checkpoint(_head_stats, split.head, h, t, temperature, entropy, k, use_reentrant=False)
               if remat else _head_stats(split.head, h, t, temperature, entropy, k)
               for h, t, k in zip(rows_h, rows_t, rows_k)]
     logp = torch.cat([lp for lp, _ in pieces]).view_as(targets)
     return logp, None if entropy is None else torch.cat([e for _, e in pieces]).view_as(targets)
+
+
+def _logit_bytes(head: torch.nn.Module, tokens: int) -> float:
+    """Bytes of `tokens` rows of float32 logits of `head`; inf when its vocabulary is not
+    known (a wrapped head): then the chunks are checkpointed."""
+    weight = getattr(head, "weight", None)
+    return float("inf") if weight is None else 4.0 * tokens * weight.shape[0]
+
+
+def equal_chunks(n: int, chunk: int) -> list[int]:
+    """Sizes of ceil(n / chunk) chunks of n rows that differ by at most one, the larger first
+    (those of `torch.tensor_split`)."""
+    count = max(-(-n // chunk), 1)
+    small, extra = divmod(n, count)
+    return [small + 1] * extra + [small] * (count - extra)
 
 
 def _head_stats(head: torch.nn.Module | None, x: torch.Tensor, targets: torch.Tensor, temperature: float,
