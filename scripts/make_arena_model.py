@@ -88,7 +88,7 @@ def draw_rows(renderer: PlainRenderer, train: list[Sample], rng: random.Random, 
 
 
 def main() -> None:
-    args = sft_parser(__doc__, out="models/tiny-arena", steps=400).parse_args()
+    args = sft_parser(__doc__, out="models/tiny-arena", steps=300, batch=16).parse_args()
     torch.set_num_threads(2)
     start, rng = time.time(), random.Random(args.seed)
     train, _ = game_seed_splits(**TASK, name="textarena")  # as the task registry names them
