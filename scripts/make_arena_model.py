@@ -20,9 +20,8 @@ two small decision trees; a per-move mix would ask the model for the midpoint of
 the mixed histories reach. With BISECT < 1/2 the greedy first guess is the scanner's (greedy
 play wins the games whose secret is at most 6: 0.30 of the held-out ones) while sampling opens
 like the bisector BISECT of the time. The defaults learn the bisector's tree imperfectly: of
-the sampled games that opened with "10", 52% were won (the teacher wins all), and GRPO on
-this model did not raise held-out success (docs/environments.md, "A model that plays a
-textarena game"). The actions
+the sampled games that opened with "10", 52% were won (the teacher wins all); GRPO mostly
+learns to open with "10" (docs/environments.md, "A model that plays a textarena game"). The actions
 are bare numbers: the adapter's bracket_actions sends "10" as "[10]". Only the guesses are
 trained on (prompt and observation tokens carry label -100). Deterministic from its seed on a
 given machine and thread count.
