@@ -64,7 +64,7 @@ TASKS = {
 CLIP_METRICS = ("policy/clip_low_frac", "policy/clip_high_frac", "policy/clip_dual_frac",
                 "policy/weight_clip_low_frac", "policy/weight_clip_high_frac", "policy/masked_frac",
                 "policy/weight_low_frac", "policy/gate_weak_frac")
-NOT_BENCHMARKED = {"demo", "env_guess_number", "env_python_demo"}  # the demo is grpo; the environment recipes are multi-turn
+NOT_BENCHMARKED = {"demo", "env_guess_number", "env_python_demo", "env_textarena_guess_number"}  # the demo is grpo; the environment recipes are multi-turn
 
 
 def budget_overrides(recipe: Path, budget: int) -> list[str]:

@@ -14,14 +14,15 @@ seed on a given machine and thread count.
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
+import sys
 import time
 from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # teacher_sft, also when a test loads this file
+from teacher_sft import fine_tune, sft_parser, write_card  # noqa: E402
 from rlvr.envs import PlainRenderer
 from rlvr.envs.guess_number import GuessNumberEnv
 from rlvr.models import build_char_tokenizer, tiny_qwen2
@@ -49,47 +50,21 @@ def episode(renderer: PlainRenderer, rng: random.Random) -> tuple[list[int], lis
     return ids, labels
 
 
-def batch(renderer: PlainRenderer, rng: random.Random, size: int, pad: int) -> tuple[torch.Tensor, torch.Tensor]:
-    rows = [episode(renderer, rng) for _ in range(size)]
-    width = max(len(r) for r, _ in rows)
-    ids, lab = torch.full((size, width), pad), torch.full((size, width), -100)
-    for i, (r, l) in enumerate(rows):
-        ids[i, :len(r)], lab[i, :len(l)] = torch.tensor(r), torch.tensor(l)
-    return ids, lab
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="models/tiny-env")
-    ap.add_argument("--steps", type=int, default=150)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = sft_parser(__doc__, out="models/tiny-env", steps=150).parse_args()
     torch.set_num_threads(2)
     start, rng = time.time(), random.Random(args.seed)
     tokenizer = build_char_tokenizer()
     renderer = PlainRenderer(tokenizer)
     model = tiny_qwen2(hidden_size=64, intermediate_size=256, num_layers=2, num_heads=4, num_kv_heads=2,
                        max_positions=256, seed=args.seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    for step in range(args.steps):
-        ids, labels = batch(renderer, rng, args.batch, tokenizer.pad_token_id)
-        loss = model(input_ids=ids, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if step % 25 == 0 or step == args.steps - 1:
-            print(f"step {step:4d}  loss {loss.item():.4f}")
+    loss = fine_tune(model, lambda: [episode(renderer, rng) for _ in range(args.batch)], steps=args.steps,
+                     lr=args.lr, pad=tokenizer.pad_token_id, log_every=25)
     out = Path(args.out)
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
-    card = {"sft_steps": args.steps, "batch": args.batch, "lr": args.lr, "seed": args.seed,
-            "data": f"random-policy guess-the-number episodes, ranges {RANGES}, up to {TURNS} turns",
-            "final_loss": round(loss.item(), 4), "seconds": round(time.time() - start, 1),
-            "parameters": sum(p.numel() for p in model.parameters())}
-    (out / "rlvr_model_card.json").write_text(json.dumps(card, indent=2) + "\n")
-    print(json.dumps(card))
+    write_card(out, model, args, start, loss,
+               data=f"random-policy guess-the-number episodes, ranges {RANGES}, up to {TURNS} turns")
 
 
 if __name__ == "__main__":

@@ -31,15 +31,17 @@ sandboxed `python` tool prints.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
+import sys
 import time
 from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # teacher_sft, also when a test loads this file
+from teacher_sft import fine_tune, sft_parser, write_card  # noqa: E402
 from rlvr.engines.loading import load_tokenizer
 from rlvr.envs import PlainRenderer
 from rlvr.envs.tool_env import ToolEnv
@@ -107,22 +109,8 @@ def episode(env_box: ToolBox, renderer: PlainRenderer, sample: Sample, rng: rand
     return ids, labels
 
 
-def batch(rows: list[tuple[list[int], list[int]]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
-    width = max(len(r) for r, _ in rows)
-    ids, lab = torch.full((len(rows), width), pad), torch.full((len(rows), width), -100)
-    for i, (r, l) in enumerate(rows):
-        ids[i, :len(r)], lab[i, :len(l)] = torch.tensor(r), torch.tensor(l)
-    return ids, lab
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="models/tiny-tool")
-    ap.add_argument("--steps", type=int, default=600)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = sft_parser(__doc__, out="models/tiny-tool", steps=600).parse_args()
     torch.set_num_threads(2)
     start, rng = time.time(), random.Random(args.seed)
     train, _ = arithmetic_splits(**TASK)
@@ -135,28 +123,14 @@ def main() -> None:
     build_char_tokenizer().save_pretrained(out)
     tokenizer = load_tokenizer(out)
     renderer, box = PlainRenderer(tokenizer), ToolBox([make_tool(offline_python, name="python")])
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (args.steps - s) / (0.3 * args.steps)))
-    for step in range(args.steps):
-        rows = [episode(box, renderer, rng.choice(train), rng) for _ in range(args.batch)]
-        ids, labels = batch(rows, tokenizer.pad_token_id)
-        loss = model(input_ids=ids, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        if step % 50 == 0 or step == args.steps - 1:
-            print(f"step {step:4d}  loss {loss.item():.4f}", flush=True)
+    loss = fine_tune(model, lambda: [episode(box, renderer, rng.choice(train), rng) for _ in range(args.batch)],
+                     steps=args.steps, lr=args.lr, pad=tokenizer.pad_token_id, decay_tail=0.3)
     model.save_pretrained(out, safe_serialization=True)
-    card = {"sft_steps": args.steps, "batch": args.batch, "lr": args.lr, "seed": args.seed,
-            "data": f"sloppy-teacher python-tool episodes on the train split of arithmetic {TASK}; "
+    write_card(out, model, args, start, loss,
+               data=f"sloppy-teacher python-tool episodes on the train split of arithmetic {TASK}; "
                     f"(right call, wrong call, in its head) = {SURE} when the first operand ends in 0 or 1, "
                     f"else {SLOPPY}",
-            "instructions": INSTRUCTIONS, "context": CONTEXT,
-            "final_loss": round(loss.item(), 4), "seconds": round(time.time() - start, 1),
-            "parameters": sum(p.numel() for p in model.parameters())}
-    (out / "rlvr_model_card.json").write_text(json.dumps(card, indent=2) + "\n")
-    print(json.dumps(card))
+               instructions=INSTRUCTIONS, context=CONTEXT)
 
 
 if __name__ == "__main__":
