@@ -43,7 +43,9 @@ class OneTurnSource(RolloutSource):
         super().__init__(config, parts, watchdog)
         self.budget = config.env.max_total_tokens
         self.credit = credit_rule(config.env.credit, turn_credit(config))
-        self._cut: set[int] = set()  # id() of the rollouts of this draw cut at the budget
+        # id() -> the rollout, for this draw's rollouts cut at the budget: the dict holds them, so
+        # that a refill round's new rollout cannot take the id() of a dropped group's cut one
+        self._cut: dict[int, Rollout] = {}
         self._dropped: list[Episode] = []  # this draw's episodes whose prompt left no room
 
     def draw(self, step: int) -> Produced:
@@ -62,6 +64,7 @@ class OneTurnSource(RolloutSource):
             groups.append(described)
         produced.groups = self.credit(groups)
         produced.counts.update(episode_metrics(episodes))
+        self._cut.clear()
         return produced
 
     def _generate(self, samples: list[Sample]) -> list[list[Rollout]]:
@@ -81,7 +84,7 @@ class OneTurnSource(RolloutSource):
                                   token_versions=rollout.token_versions[:n], support=rollout.support[:n],
                                   text=self.parts.tokenizer.decode(rollout.completion_ids[:n], skip_special_tokens=True),
                                   finish_reason="length")
-        self._cut.add(id(cut))
+        self._cut[id(cut)] = cut
         return cut
 
     def _score(self, samples: list[Sample], rollouts: list[list[Rollout]]) -> tuple[list[list[Scored]], Counter]:
