@@ -200,6 +200,9 @@ ENV_KIND = Registry("env.kind", {
     "single_turn": "each task as a one-turn episode: the single-turn rollouts and scoring, with episode records and env/* metrics",
     "textarena": "a single-player textarena game (extra `envs`) checked to run offline; the task's seed fixes the game",
 })
+# The env kinds whose rows are single-turn generations (RolloutSource's code): they evaluate with
+# the single-turn evaluation (greedy accuracy, pass@k), the others by playing episodes.
+SINGLE_TURN_KINDS = ("none", "single_turn")
 ENV_CREDIT = Registry("env.credit", {
     "trajectory": "one advantage per episode (algo.advantage over the G episodes of a task), on all its policy tokens",
     "per_turn": "each turn's tokens get its return-to-go, normalised over the group's turns of the same index",

@@ -29,6 +29,8 @@ def test_an_env_run_with_sampled_episodes_keeps_the_best_success_rate_or_pass_at
     (ENV, SAMPLED, "eval/env/turns_mean"),  # a count, not a score: its maximum is no "best"
     (ENV, SAMPLED, "eval/disagree_frac"),
     (None, SAMPLED, "eval/success_rate"),  # a single-turn run logs no success rate
+    # env.kind = "single_turn" evaluates as a single-turn run (greedy accuracy, pass@k): no success rate either
+    (None, [*SAMPLED, 'env.kind="single_turn"', "env.max_total_tokens=512"], "eval/success_rate"),
 ])
 def test_keys_the_run_does_not_log_as_a_score_are_refused_naming_the_valid_ones(recipe, overrides, name):
     with pytest.raises(ConfigError, match=f"eval.keep_best = '{name}' is not an eval metric of this run") as info:

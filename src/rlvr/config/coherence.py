@@ -60,12 +60,13 @@ def task_incoherences(c: Config) -> Iterator[str]:
 
 def keep_best_metrics(c: Config) -> set[str]:
     """The eval metrics this run logs that `eval.keep_best` may name: those where higher is
-    better (the loop keeps the maximum). An environment run (docs/environments.md) also logs,
+    better (the loop keeps the maximum). An environment run that plays episodes (docs/environments.md;
+    not env.kind = "single_turn", evaluated as a single-turn run) also logs,
     with eval.samples, `eval/success_rate`, the sampled episodes' success@1; its `eval/env/*`
     counts (turns, stop reasons) and `eval/disagree_frac` are not scores."""
     e = c.eval
     valid = {"eval/accuracy", *(f"eval/pass@{k}" for k in e.k if e.samples)}
-    if c.env.kind != "none" and e.samples:
+    if c.env.kind not in names.SINGLE_TURN_KINDS and e.samples:  # single_turn evaluates as "none" does
         valid.add("eval/success_rate")
     return valid
 

@@ -33,9 +33,7 @@ SOURCES: dict[str, SourceBuilder] = names.ENV_KIND.bind({
     "none": RolloutSource, "guess_number": EpisodeSource.from_run, "python_tool": EpisodeSource.from_run,
     "sql": EpisodeSource.from_run, "single_turn": OneTurnSource, "textarena": EpisodeSource.from_run,
 }, table="SOURCES")
-# The env kinds whose rows are single-turn generations (RolloutSource's code): they evaluate with
-# the single-turn evaluation (greedy accuracy, pass@k), the others by playing episodes.
-SINGLE_TURN_KINDS = ("none", "single_turn")
+SINGLE_TURN_KINDS = names.SINGLE_TURN_KINDS  # evaluated single-turn (greedy accuracy, pass@k), not as episodes
 
 
 @dataclass(frozen=True)
