@@ -8,9 +8,11 @@ from contextlib import nullcontext
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import torch
 
 from rlvr.config import load_config
+from rlvr.errors import ConfigError
 from rlvr.orchestrate.one_turn_source import OneTurnSource
 from rlvr.types import Rollout, Sample
 
@@ -58,3 +60,13 @@ def test_an_uncut_turn_after_dropped_cut_groups_is_scored():
         assert [len(s.rollout.completion_ids) for s in group] == [3, 3], step
         assert sorted(s.reward for s in group) == [0.0, 1.0], step
         assert all(s.episode["stop_reason"] == "answered" for s in group), step
+
+
+def test_a_budget_no_prompt_fits_in_is_one_line_naming_the_key():
+    config = load_config(REPO / "recipes" / "demo.toml", [
+        'env.kind="single_turn"', f"env.max_total_tokens={PROMPT_TOKENS}", "sampling.max_new_tokens=10"])
+    parts = SimpleNamespace(train_set=[Sample(f"p{i}", "1") for i in range(50)], engine=Engine(),
+                            tokenizer=Tokenizer(), sampling=None, reward_fn=lambda response, gold: 1.0)
+    source = OneTurnSource(config, parts, SimpleNamespace(stage=lambda *a: nullcontext()))
+    with pytest.raises(ConfigError, match=r"env.max_total_tokens = 12 leaves no room to generate: every prompt"):
+        source.draw(1)

@@ -30,6 +30,7 @@ from rlvr.envs.episodes import Episode, episode_metrics
 from rlvr.envs.one_turn import one_turn_episode
 from rlvr.envs.scored import episode_record
 from rlvr.envs.trajectory import Trajectory
+from rlvr.errors import ConfigError
 from rlvr.orchestrate.episode_source import turn_credit
 from rlvr.orchestrate.rollouts import Produced, RolloutSource
 from rlvr.orchestrate.watchdog import Watchdog
@@ -52,6 +53,9 @@ class OneTurnSource(RolloutSource):
         self._cut.clear()
         self._dropped.clear()
         produced = super().draw(step)
+        if not produced.groups:  # else the trainer fails deep inside collate on an empty batch
+            raise ConfigError(f"env.max_total_tokens = {self.budget} leaves no room to generate: every prompt drawn "
+                              f"for step {step} has at least {self.budget} tokens; raise env.max_total_tokens")
         seed = self.config.run.seed
         episodes, groups, row = list(self._dropped), [], 0  # the dropped count as episodes, as the runner's
         for group in produced.groups:
