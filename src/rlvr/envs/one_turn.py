@@ -2,7 +2,7 @@
 the policy's one turn is scored by the reward stack and the episode ends, "answered".
 
 Training (`env.kind = "single_turn"`) does not play it through the episode runner: the run's
-`OneTurnSource` (orchestrate/rollouts.py) generates and scores with the single-turn code
+`OneTurnSource` (orchestrate/one_turn_source.py) generates and scores with the single-turn code
 (`RolloutSource`), and `one_turn_episode` describes each scored rollout as the episode it
 is, so that the run keeps the episode records and `env/*` metrics. One generation and one
 scoring path serve both, and they cannot drift (docs/environments.md, "One path for

@@ -2,8 +2,9 @@
 
 `EpisodeSource` has the interface the producers draw from (`draw`, `state`, `load_state`,
 `close`, like `RolloutSource`); `SOURCES` in orchestrate/plan.py picks it for every env.kind
-but "none", and `EpisodeSource.from_run(config, parts, watchdog)` builds it from the [env]
-section (its environment: orchestrate/env_choice.py). Episode seeds are
+but "none" and "single_turn" (orchestrate/one_turn_source.py), and
+`EpisodeSource.from_run(config, parts, watchdog)` builds it from the [env] section
+(its environment: orchestrate/env_choice.py). Episode seeds are
 `seed * 1_000_003 + step * 10_007 + i`: fixed by the run's seed, the step and the row, so a
 resumed run replays the same games. Both producers draw from it (orchestrate/producers.py);
 the async one calls `draw` (and so the runner) on its own thread only; the trainer's thread
