@@ -7,6 +7,12 @@ preallocated cache and fused weights; `fast_decode=False` turns it off); for any
 it is the model's own, with a `DynamicCache`, and the first such engine of the process logs
 why (one warning line per model class and reason).
 
+Shared prefill (`share_prefill=True`, the default): rows with the same prompt tokens (a
+group's G samples) are prefilled once, and each row then decodes from its own copy of that
+prompt's KV cache. The sampling is unchanged (the same (B, V) logits drawn row by row from the
+same generator), but the prefill GEMMs run over fewer rows and round differently: on the
+workload's model the log-probs moved by at most 4.8e-7, the tokens not at all (benchmarks/README.md).
+
 In-flight weight updates (PipelineRL): after `accept_inflight_weights(poll)`, `poll` is asked for new weights
 before every decode forward, and new ones are loaded at once; the running generation goes on
 under them, its KV cache (computed by the older weights) kept. Each token records the version
