@@ -11,14 +11,17 @@ they generate exactly the same number of tokens:
     which also returns each token's log-prob, the finish reasons and decoded text; once with
     its default fast decode path (`rlvr.engines.qwen2_decode`), once with `fast_decode=False`
     (the model's own forward with a `DynamicCache`, "HF path").
+  - the same fast engine with `share_prefill=False` (every row prefilled, a group's G copies
+    of a prompt G times: what HFEngine did before 2026-12-02), seeded alike, so that the two fast
+    sides' rollouts can be compared call for call (tokens identical? largest log-prob gap?).
   - `model.generate(ids, attention_mask, do_sample=True, top_k=0, min_new_tokens=64,
     max_new_tokens=64, num_return_sequences=8)` with `output_scores=True`, so that it too
     keeps what log-probs need (without it, it does less work than the engine).
 
-The three run interleaved, `--reps` times each after one warm-up, and the report gives ratios
-of the medians (fast / HF path, fast / `generate`, HF path / `generate`, as tokens/s over
-tokens/s), measured in the same run on the same machine: absolute times on a shared machine
-are noise.
+The four run interleaved, `--reps` times each after one warm-up, and the report gives ratios
+of the medians (fast / HF path, fast / `generate`, HF path / `generate`, fast / fast unshared,
+as tokens/s over tokens/s) and the 1-minute load average before and after, measured in the
+same run on the same machine: absolute times on a shared machine are noise.
 """
 
 from __future__ import annotations
