@@ -11,14 +11,17 @@ they generate exactly the same number of tokens:
     which also returns each token's log-prob, the finish reasons and decoded text; once with
     its default fast decode path (`rlvr.engines.qwen2_decode`), once with `fast_decode=False`
     (the model's own forward with a `DynamicCache`, "HF path").
+  - the same fast engine with `share_prefill=False` (every row prefilled, a group's G copies
+    of a prompt G times: what HFEngine did before 2026-12-02), seeded alike, so that the two fast
+    sides' rollouts can be compared call for call (tokens identical? largest log-prob gap?).
   - `model.generate(ids, attention_mask, do_sample=True, top_k=0, min_new_tokens=64,
     max_new_tokens=64, num_return_sequences=8)` with `output_scores=True`, so that it too
     keeps what log-probs need (without it, it does less work than the engine).
 
-The three run interleaved, `--reps` times each after one warm-up, and the report gives ratios
-of the medians (fast / HF path, fast / `generate`, HF path / `generate`, as tokens/s over
-tokens/s), measured in the same run on the same machine: absolute times on a shared machine
-are noise.
+The four run interleaved, `--reps` times each after one warm-up, and the report gives ratios
+of the medians (fast / HF path, fast / `generate`, HF path / `generate`, fast / fast unshared,
+as tokens/s over tokens/s) and the 1-minute load average before and after, measured in the
+same run on the same machine: absolute times on a shared machine are noise.
 """
 
 from __future__ import annotations
@@ -44,12 +47,23 @@ from rlvr.engines.hf import left_pad  # noqa: E402
 from rlvr.models import build_char_tokenizer, tiny_qwen2  # noqa: E402
 
 
-def time_engine(engine: HFEngine, prompts: list[str]) -> tuple[float, int]:
+def time_engine(engine: HFEngine, prompts: list[str], keep: list | None = None) -> tuple[float, int]:
     params = SamplingParams(max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, temperature=1.0)
     t0 = time.perf_counter()
     groups = engine.generate(prompts, GROUP, params)
     seconds = time.perf_counter() - t0
+    if keep is not None:
+        keep.append([r for g in groups for r in g])
     return seconds, sum(len(r.completion_ids) for g in groups for r in g)
+
+
+def shared_vs_unshared(shared: list, unshared: list) -> dict:
+    """The two fast sides draw from generators seeded alike, call for call: their rollouts differ
+    only where the shared prefill's rounding does (tokens identical while the logits are)."""
+    pairs = [(a, b) for call_a, call_b in zip(shared, unshared) for a, b in zip(call_a, call_b)]
+    same = all(a.completion_ids == b.completion_ids for a, b in pairs)
+    worst = max(abs(x - y) for a, b in pairs for x, y in zip(a.logprobs, b.logprobs))
+    return {"share_prefill_tokens_identical": same, "share_prefill_max_abs_logprob_diff": worst}
 
 
 def time_generate(model, tokenizer, prompts: list[str]) -> tuple[float, int]:
@@ -75,8 +89,13 @@ def main() -> None:
     model = tiny_qwen2(**MODEL).eval()
     prompts = [text for text, _ in make_prompts()[:PROMPTS_PER_STEP]]
     fast, slow = HFEngine(model, tokenizer, seed=0), HFEngine(model, tokenizer, seed=0, fast_decode=False)
-    sides = {"fast": lambda: time_engine(fast, prompts), "hf_path": lambda: time_engine(slow, prompts),
+    unshared = HFEngine(model, tokenizer, seed=0, share_prefill=False)
+    kept: dict[str, list] = {"fast": [], "fast_unshared": []}
+    sides = {"fast": lambda: time_engine(fast, prompts, kept["fast"]),
+             "fast_unshared": lambda: time_engine(unshared, prompts, kept["fast_unshared"]),
+             "hf_path": lambda: time_engine(slow, prompts),
              "generate": lambda: time_generate(model, tokenizer, prompts)}
+    load_before = os.getloadavg()[0]
     for run in sides.values():  # warm-up
         run()
     seconds: dict[str, list[float]] = {name: [] for name in sides}
@@ -93,14 +112,23 @@ def main() -> None:
     result = {"tokens_per_call": n, "reps": args.reps,
               **{f"{name}_tokens_per_s": n / m for name, m in med.items()},
               "fast_over_hf_path": med["hf_path"] / med["fast"],
+              "fast_over_fast_unshared": med["fast_unshared"] / med["fast"],
+              "fast_unshared_over_generate": med["generate"] / med["fast_unshared"],
               "fast_over_generate": med["generate"] / med["fast"],
               "hf_path_over_generate": med["generate"] / med["hf_path"],
+              **shared_vs_unshared(kept["fast"], kept["fast_unshared"]),
+              "load_before_after": [load_before, os.getloadavg()[0]],
               **{f"{name}_s": s for name, s in seconds.items()}}
     print(f"{n} tokens a call; median over {args.reps}: HFEngine fast {result['fast_tokens_per_s']:.0f} tok/s, "
           f"HFEngine HF path {result['hf_path_tokens_per_s']:.0f} tok/s, "
           f"model.generate {result['generate_tokens_per_s']:.0f} tok/s; fast / HF path = "
           f"{result['fast_over_hf_path']:.2f}x, fast / generate = {result['fast_over_generate']:.2f}x, "
           f"HF path / generate = {result['hf_path_over_generate']:.2f}x")
+    print(f"shared prefill: fast / fast unshared = {result['fast_over_fast_unshared']:.3f}x "
+          f"(unshared / generate = {result['fast_unshared_over_generate']:.2f}x); tokens identical: "
+          f"{result['share_prefill_tokens_identical']}, max |logp diff| "
+          f"{result['share_prefill_max_abs_logprob_diff']:.3g}; load (1 min) {load_before:.1f} -> "
+          f"{result['load_before_after'][1]:.1f}")
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -7,6 +7,12 @@ preallocated cache and fused weights; `fast_decode=False` turns it off); for any
 it is the model's own, with a `DynamicCache`, and the first such engine of the process logs
 why (one warning line per model class and reason).
 
+Shared prefill (`share_prefill=True`, the default): rows with the same prompt tokens (a
+group's G samples) are prefilled once, and each row then decodes from its own copy of that
+prompt's KV cache. The sampling is unchanged (the same (B, V) logits drawn row by row from the
+same generator), but the prefill GEMMs run over fewer rows and round differently: on the
+workload's model the log-probs moved by at most 4.8e-7, the tokens not at all (benchmarks/README.md).
+
 In-flight weight updates (PipelineRL): after `accept_inflight_weights(poll)`, `poll` is asked for new weights
 before every decode forward, and new ones are loaded at once; the running generation goes on
 under them, its KV cache (computed by the older weights) kept. Each token records the version
@@ -60,6 +66,16 @@ def left_pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Te
             ids[i, width - len(r):] = torch.tensor(r, dtype=torch.long)
             mask[i, width - len(r):] = 1
     return ids, mask
+
+
+def distinct_rows(rows: list[list[int]]) -> tuple[list[list[int]], torch.Tensor | None]:
+    """The distinct rows, in first-seen order, and each row's index among them (B,); None
+    for the index when every row is distinct (nothing to share)."""
+    where: dict[tuple[int, ...], int] = {}
+    index = [where.setdefault(tuple(r), len(where)) for r in rows]
+    if len(where) == len(rows):
+        return rows, None
+    return [list(r) for r in where], torch.tensor(index, dtype=torch.long)
 
 
 class Draw(NamedTuple):
@@ -145,11 +161,14 @@ class HFEngine(Engine):
     """Samples from a `transformers` causal LM in this process (CPU or one GPU)."""
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024,
-                 fast_decode: bool = True, stop_ids: Sequence[int] | None = None):
+                 fast_decode: bool = True, stop_ids: Sequence[int] | None = None, share_prefill: bool = True):
         self.model = model.eval()
         # fast_decode: sample through rlvr.engines.qwen2_decode (the same function, fewer ops)
         # when it supports the model; otherwise, or when False, through the model's forward.
         self.fast_decode = fast_decode
+        # share_prefill: rows with the same prompt (a group's samples) are prefilled once and
+        # the prompt's KV cache copied to each; False prefills every row (benchmarks' A/B).
+        self.share_prefill = share_prefill
         self._fused: qwen2_decode.FusedWeights | None = None  # made on first use, for self.model
         self.tokenizer = tokenizer
         self.eos_id = tokenizer.eos_token_id
@@ -226,7 +245,8 @@ class HFEngine(Engine):
         if not rows:
             return []
         device = next(self.model.parameters()).device
-        ids, mask = left_pad(rows, self.pad_id)
+        distinct, index = distinct_rows(rows) if self.share_prefill else (rows, None)
+        ids, mask = left_pad(distinct, self.pad_id)
         ids, mask = ids.to(device), mask.to(device)
         if self._fused_decode_applies():
             if self._fused is None or self._fused.model is not self.model:
@@ -235,6 +255,10 @@ class HFEngine(Engine):
         else:
             decoder = _ModelDecoder(self.model, self._cache_kw, ids, mask)
         logits = decoder.prefill()
+        if index is not None:
+            index = index.to(device)
+            decoder.expand(index)
+            logits = logits[index]
         tracker = _Tracker(len(rows), self.stop_ids, params, self.tokenizer)
         for t in range(params.max_new_tokens):
             banned = self.stop_ids if t < params.min_new_tokens else None
@@ -271,6 +295,11 @@ class _ModelDecoder:
                          use_cache=True, logits_to_keep=1, **self.cache_kw)
         self.next_pos = self.positions[:, -1:] + 1
         return out.logits[:, -1, :]
+
+    def expand(self, index: torch.Tensor) -> None:
+        """After `prefill()`: the rows `index` (B',) of this decoder's rows become the batch."""
+        self.ids, self.mask, self.next_pos = self.ids[index], self.mask[index], self.next_pos[index]
+        next(iter(self.cache_kw.values())).batch_select_indices(index)
 
     def step(self, tokens: torch.Tensor) -> torch.Tensor:
         self.mask = torch.cat([self.mask, torch.ones_like(self.mask[:, :1])], dim=1)

@@ -214,6 +214,18 @@ class Qwen2Decoder:
         attn_mask = ((causal & self.key_ok[:, None, :p]) | eye)[:, None]  # (B, 1, P, P)
         return self._forward(self.ids, attn_mask)
 
+    def expand(self, index: torch.Tensor) -> None:
+        """After `prefill()`: the rows `index` (B',) of this decoder's rows become the batch,
+        each with a copy of its row's prompt cache (a prompt's samples share one prefill).
+        Only the prompt columns are copied: the new-token columns are not written yet."""
+        if self.filled != self.ids.shape[1]:
+            raise RlvrError("Qwen2Decoder.expand: call it right after prefill()")
+        p = self.filled
+        self.k_cache = [_expand_cache(k, index, p) for k in self.k_cache]
+        self.v_cache = [_expand_cache(v, index, p) for v in self.v_cache]
+        self.ids, self.key_ok, self.key_bias = self.ids[index], self.key_ok[index], self.key_bias[index]
+        self.cos, self.sin = self.cos[index], self.sin[index]
+
     def step(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens (B,) → logits (B, V) for the position after them."""
         if self.filled >= self.key_ok.shape[1]:
@@ -256,3 +268,10 @@ class Qwen2Decoder:
                                                  enable_gqa=nq != nkv)
             out = out.transpose(1, 2).reshape(b, s, nq * hd)
         return F.linear(out, w.o_w)
+
+
+def _expand_cache(cache: torch.Tensor, index: torch.Tensor, filled: int) -> torch.Tensor:
+    """cache (B, KV, L, hd) → (B', KV, L, hd) with columns [0, filled) of row index[j] in row j."""
+    out = cache.new_empty((index.shape[0], *cache.shape[1:]))
+    out[:, :, :filled] = cache[:, :, :filled].index_select(0, index)
+    return out
