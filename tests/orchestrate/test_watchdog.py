@@ -105,11 +105,13 @@ def test_the_end_of_a_nested_stage_is_progress_for_the_outer_one():
 def test_a_checkpoint_in_progress_on_the_main_thread_is_finished_before_the_stall_is_raised(tmp_path):
     exits = Exits()
     written = []
-    with Watchdog(0.5, tmp_path, grace_s=0.2, exit=exits) as wd:
+    # A beat every 0.1 s against a 1 s timeout: a loaded machine may delay a beat by several
+    # tenths without the write itself looking stalled (it did at 0.5 s, under load ~10).
+    with Watchdog(1.0, tmp_path, grace_s=0.4, exit=exits) as wd:
         threading.Thread(target=stuck_in_a_named_function, args=("generate", 4, wd), daemon=True).start()
         with pytest.raises(StallInterrupt, match="'generate' of step 4"):
             with wd.stage("checkpoint", 3, critical=True):
-                for _ in range(15):  # 1.5 s of writing, a beat every 0.1 s: the stall fires meanwhile
+                for _ in range(25):  # 2.5 s of writing: the stall fires meanwhile
                     time.sleep(0.1)
                     heartbeat.beat()
                 written.append("step_3")
