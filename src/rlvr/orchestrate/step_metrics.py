@@ -58,17 +58,25 @@ def staleness_metrics(groups: list[list[Scored]], trained_version: int) -> dict[
     """How many policy versions each sample lags the weights it is trained from.
 
     A sample's staleness counts from its oldest token; with in-flight weight updates its later
-    tokens are fresher, which the token mean shows."""
+    tokens are fresher, which the token mean shows. The token mean counts the policy's own
+    tokens only: an episode's observation tokens carry the version before them but were not
+    sampled (their loss mask is 0)."""
     rollouts = [s.rollout for g in groups for s in g]
     if not rollouts:
         return {}
     per_sample = [trained_version - r.policy_version for r in rollouts]
-    per_token = [trained_version - v for r in rollouts
-                 for v in (r.token_versions or (r.policy_version,) * len(r.completion_ids))]
+    per_token = [trained_version - v for r in rollouts for v in _sampled_versions(r)]
     # The max over samples is `async/staleness` (the loop logs it from the batch's oldest token).
     return {"async/staleness_mean": statistics.fmean(per_sample),
             "async/token_staleness_mean": statistics.fmean(per_token) if per_token else 0.0,
             "async/inflight_mixed_frac": sum(bool(r.token_versions) for r in rollouts) / len(rollouts)}
+
+
+def _sampled_versions(rollout) -> list[int]:
+    versions = rollout.token_versions or (rollout.policy_version,) * len(rollout.completion_ids)
+    if not rollout.loss_mask:
+        return list(versions)
+    return [v for v, m in zip(versions, rollout.loss_mask) if m]
 
 
 def policy_tokens(rollout) -> int:
