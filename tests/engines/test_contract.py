@@ -16,21 +16,13 @@ import torch
 
 from rlvr.engines import Engine, HFEngine, SamplingParams
 from rlvr.engines.ray_engine import RayEngine
-from rlvr.engines.vllm_engine import VLLMEngine
+from rlvr.engines.vllm_engine import VLLMEngine, vllm_unavailable_reason
 from rlvr.train.batching import collate
 from rlvr.train.logprobs import batch_logprobs
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "models" / "tiny-arith"
 ENGINE_CLASSES = [HFEngine, VLLMEngine, RayEngine]  # importing them needs neither vllm nor ray
-
-
-def _vllm_reason() -> str | None:
-    if importlib.util.find_spec("vllm") is None:
-        return "vllm is not installed (optional extra `vllm`)"
-    if not torch.cuda.is_available():
-        return "the vLLM engine needs a CUDA GPU"
-    return None
 
 
 _VLLM: dict = {}  # one vllm.LLM for the whole session: starting one takes tens of seconds
@@ -86,7 +78,7 @@ ENGINES = {
                             marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
                                                                        reason="needs a CUDA GPU")]),
     "vllm": pytest.param(_vllm_engine, id="vllm", marks=pytest.mark.skipif(
-        _vllm_reason() is not None, reason=_vllm_reason() or "")),
+        vllm_unavailable_reason() is not None, reason=vllm_unavailable_reason() or "")),
     # slow: a Ray cluster and one actor loading the model take tens of seconds on 2 cores
     "ray": pytest.param(_ray_engine, id="ray", marks=[pytest.mark.slow, pytest.mark.skipif(
         _ray_reason() is not None, reason=_ray_reason() or "")]),

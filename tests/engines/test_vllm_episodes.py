@@ -8,7 +8,6 @@ a CUDA GPU and HAS NOT RUN YET in this project (no GPU where it was written, 202
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 import torch
 
 from rlvr.engines import SamplingParams
-from rlvr.engines.vllm_engine import VLLMEngine, draw_seeds
+from rlvr.engines.vllm_engine import VLLMEngine, draw_seeds, vllm_unavailable_reason
 from rlvr.errors import RlvrError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -86,16 +85,8 @@ def test_other_prompt_ids_from_vllm_are_an_error(tokenizer):
         engine.generate_ids([[3, 1, 4, 1, 5]], SamplingParams())
 
 
-def _vllm_reason() -> str | None:
-    if importlib.util.find_spec("vllm") is None:
-        return "vllm is not installed (optional extra `vllm`)"
-    if not torch.cuda.is_available():
-        return "the vLLM engine needs a CUDA GPU"
-    return None
-
-
 @pytest.mark.gpu
-@pytest.mark.skipif(_vllm_reason() is not None, reason=_vllm_reason() or "")
+@pytest.mark.skipif(vllm_unavailable_reason() is not None, reason=vllm_unavailable_reason() or "")
 def test_vllm_episodes_keep_the_sampled_tokens_and_their_logprobs():
     """NOT YET RUN (no GPU here): guess-the-number episodes on vLLM (float32, models/tiny-env),
     replayed through the trainer's log-prob code, give vLLM's log-probs on every policy token

@@ -54,6 +54,7 @@ Server mode (an OpenAI-compatible vLLM server at a URL, weights over NCCL): not 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -67,6 +68,16 @@ from rlvr.types import Rollout
 
 WORKER_EXTENSION = "rlvr.engines.vllm_engine.WorkerWeightLoader"
 SEED_LIMIT = 2**31  # vLLM gives child j of a request seed + j; all stay below this
+
+
+def vllm_unavailable_reason() -> str | None:
+    """Why the vLLM engine cannot run here (no package, no GPU), or None; without importing vllm,
+    so a test collection can ask it cheaply."""
+    if importlib.util.find_spec("vllm") is None:
+        return "vllm is not installed (optional extra `vllm`)"
+    if not torch.cuda.is_available():
+        return "the vLLM engine needs a CUDA GPU"
+    return None
 
 
 def require_vllm():
