@@ -101,7 +101,11 @@ def _walk(node: ast.AST, kind: str):
 
 
 def _package_of(path: Path) -> str:
+    """The package a file belongs to; a `__main__.py` is a program (`python -m rlvr.serve`),
+    which nothing imports: it stands with the cli, above every package."""
     rel = path.relative_to(SRC)
+    if path.name == "__main__.py":
+        return "cli"
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from rlvr.config import Config, load_config
 from rlvr.engines.loading import load_model, load_tokenizer
 from rlvr.errors import ConfigError
-from rlvr.orchestrate.components import resolve_path
+from rlvr.orchestrate.paths import resolve_path
 from rlvr.orchestrate.run import repo_root
 from rlvr.tasks.chat import with_chat_template
 from rlvr.train.checkpoint import newest_intact, verify_checkpoint

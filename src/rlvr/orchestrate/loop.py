@@ -15,10 +15,12 @@ from rlvr.orchestrate.episode_eval import EpisodeEvaluator, run_eval_metrics
 from rlvr.orchestrate.forecast import forecast_metrics
 from rlvr.orchestrate.learner import Learned, Learner
 from rlvr.orchestrate.plan import SINGLE_TURN_KINDS, RunPlan
-from rlvr.orchestrate.producers import Producer
+from rlvr.orchestrate.parts import Parts
+from rlvr.orchestrate.producers import PRODUCERS, Producer
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.rollouts import Produced
 from rlvr.orchestrate.run_folder import RunFolder
+from rlvr.orchestrate.source_choice import SOURCES
 from rlvr.orchestrate.step_metrics import (COMPUTE_KEYS, add_compute, policy_tokens, rollout_metrics, sample_rows,
                                           staleness_metrics)
 from rlvr.orchestrate.tensorboard import TensorBoardLog
@@ -38,18 +40,20 @@ class LoopState:
     compute: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COMPUTE_KEYS, 0.0))
 
 
-def make_producer(plan: RunPlan, parts, watchdog: Watchdog) -> Producer:
+def make_producer(plan: RunPlan, parts: Parts, watchdog: Watchdog) -> Producer:
+    """The plan's producer (PRODUCERS) drawing from its source (SOURCES)."""
     c = plan.config
     o = c.orchestrate
-    return plan.producer(plan.source(c, parts, watchdog), parts.engine, watchdog, max_staleness=o.max_staleness,
-                         inflight_updates=o.inflight_updates, steps=c.train.steps)
+    source = SOURCES[plan.source](c, parts, watchdog)
+    return PRODUCERS[plan.producer](source, parts.engine, watchdog, max_staleness=o.max_staleness,
+                                    inflight_updates=o.inflight_updates, steps=c.train.steps)
 
 
 class Loop:
     """One run's loop. Not meant to be subclassed: a new way of producing rollouts is a
     `Producer`, a new training rule belongs in the learner or the batch chain."""
 
-    def __init__(self, plan: RunPlan, parts, folder: RunFolder):
+    def __init__(self, plan: RunPlan, parts: Parts, folder: RunFolder):
         config = plan.config
         self.plan, self.config, self.parts, self.folder = plan, config, parts, folder
         self.state = LoopState()
@@ -195,7 +199,8 @@ class Loop:
         metrics = {"eval/accuracy": self.evaluate()}
         if e.samples:
             with self.producer.engine_for_eval():
-                metrics.update(sampled_pass_at_k(self.parts, self.parts.test_set[:e.size], e, self.config.run.seed))
+                metrics.update(sampled_pass_at_k(self.parts.engine, self.parts.reward_fn, self.parts.sampling.stop,
+                                                 self.parts.test_set[:e.size], e, self.config.run.seed))
         return metrics
 
     def _eval_due(self) -> bool:

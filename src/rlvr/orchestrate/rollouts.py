@@ -17,6 +17,7 @@ from rlvr.algo.curriculum import PassRateTracker
 from rlvr.config.schema import Config
 from rlvr.errors import ConfigError
 from rlvr.orchestrate.dynamic_sampling import select_groups, update_curriculum
+from rlvr.orchestrate.parts import Parts
 from rlvr.orchestrate.scoring import score_groups
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.tasks import PromptSampler
@@ -54,7 +55,7 @@ class Source(Protocol):
 class RolloutSource:
     """Prompts → scored groups, with the state that makes the next draw reproducible."""
 
-    def __init__(self, config: Config, parts, watchdog: Watchdog):
+    def __init__(self, config: Config, parts: Parts, watchdog: Watchdog):
         self.config, self.parts, self.watchdog = config, parts, watchdog
         s = config.sampling
         self.sampler = PromptSampler(parts.train_set, seed=config.run.seed)
