@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -29,8 +30,9 @@ from rlvr.spec.document import load_spec  # noqa: E402
 
 
 def rlvr(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "rlvr.cli.main", *args], check=True, cwd=REPO,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-m", "rlvr.cli.main", *args], check=True, cwd=REPO, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 def one_spec(name: str, root: Path, count: int, held_out: int) -> dict:

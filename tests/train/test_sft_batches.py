@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from rlvr.tasks.sft_rows import IGNORE, Example
+from rlvr.types import IGNORE, SFTExample as Example
 from rlvr.train.sft_batches import ExampleOrder, Row, collate, next_batch, token_loss_sum
 
 

@@ -29,16 +29,7 @@ from typing import Any
 from rlvr.errors import DatasetError
 from rlvr.tasks.chat import check_messages
 from rlvr.tasks.files import read_table
-
-IGNORE = -100  # the label of a token the loss does not train on (PyTorch's ignore_index)
-
-
-@dataclass(frozen=True)
-class Example:
-    ids: list[int]
-    labels: list[int]  # ids where trained, IGNORE elsewhere
-    source: str
-
+from rlvr.types import IGNORE, SFTExample as Example
 
 @dataclass
 class SFTCounts:

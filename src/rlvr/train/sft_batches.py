@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from rlvr.tasks.sft_rows import IGNORE, Example
+from rlvr.types import IGNORE, SFTExample as Example
 
 
 @dataclass(frozen=True)
