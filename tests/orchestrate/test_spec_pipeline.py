@@ -75,3 +75,14 @@ def test_measure_counts_compliance_over_refusal_and_citation_exactly():
     # 2 of the 5 categories are to be refused, and R4 is right for one of them
     assert result["compliance"] == pytest.approx(0.4) and result["over_refusal"] == 1.0
     assert result["cited_right"] == pytest.approx(0.2)
+
+
+@pytest.mark.slow  # loads and samples a model: about a minute on a busy 2-core machine
+def test_a_model_teacher_gets_the_spec_in_its_prompt_and_writes_rows(tmp_path, monkeypatch):
+    seen = []
+    teacher = pipe.model_teacher(V1, str(REPO / "models" / "tiny-spec"), max_new_tokens=4)
+    original = pipe.teacher_prompt
+    monkeypatch.setattr(pipe, "teacher_prompt", lambda spec, req: seen.append(original(spec, req)) or seen[-1])
+    assert pipe.generate(V1, tmp_path, 3, 0, teacher) == 3
+    assert len(lines(tmp_path / pipe.GENERATED)) == 3
+    assert all(V1.rules[2].text in prompt for prompt in seen) and len(seen) == 3
