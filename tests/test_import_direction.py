@@ -41,6 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "train": GROUND | {"config", "models", "algo"},  # gets an objective; never an engine
     "evaluate": GROUND | {"engines", "rewards", "tasks", "scaling"},  # no training
     "serve": GROUND | {"engines"},  # no training, no cli
+    "spec": GROUND,  # a spec file, its checkable domain and the exact judge: no model code
     # rlvr/__init__.py: the Python API's names, imported lazily by their module names (strings,
     # so no edge here): orchestrate.api, config, rewards
     "__init__": set(),
