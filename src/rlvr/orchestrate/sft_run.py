@@ -25,7 +25,7 @@ from rlvr.config.load import dump_config, load_config
 from rlvr.config.sft_schema import SFTConfig
 from rlvr.engines.loading import load_model, load_tokenizer, pad_token_id
 from rlvr.errors import ConfigError
-from rlvr.orchestrate.components import resolve_path
+from rlvr.orchestrate.paths import resolve_path
 from rlvr.orchestrate.run import claim, ctrl_c_stops_after_the_step, repair_for_resume, repo_root
 from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted
 from rlvr.tasks.chat import with_chat_template
