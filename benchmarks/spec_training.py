@@ -55,6 +55,12 @@ def one_spec(name: str, root: Path, count: int, held_out: int) -> dict:
             "seconds": round(time.time() - t0)}
 
 
+def cross(work: Path, held_out: int) -> dict:
+    """The v1 pipeline's final model judged by the edited spec: what changed is the edit's."""
+    v2 = load_spec(REPO / "specs" / "assistant_v2.toml")
+    return pipe.measure(v2, greedy_completer(work / "assistant_v1-rl" / "checkpoints" / "step_20"), held_out, 2)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "spec_training.json")
@@ -63,6 +69,7 @@ def main() -> None:
     ap.add_argument("--held-out", type=int, default=100)
     args = ap.parse_args()
     results = {name: one_spec(name, args.work, args.count, args.held_out) for name in ("assistant_v1", "assistant_v2")}
+    results["v1_model_under_v2_spec"] = cross(args.work, args.held_out)
     results["load"] = open("/proc/loadavg").read().split()[:3]
     results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     args.out.parent.mkdir(parents=True, exist_ok=True)
