@@ -59,6 +59,7 @@ class Loop:
         self.monitor, self.warnings = Monitor(drift=LengthDrift()), []
         k = config.checkpoint
         self.schedule = CheckpointSchedule(k.every, k.every_minutes * 60 if k.every_minutes else None)
+        self.resume_notes: list[str] = []  # what resume_from found in the run files (unreadable lines)
         self.stop_requested = False  # set by the first Ctrl-C (rlvr.orchestrate.run): stop after this step
         self.n_params = sum(p.numel() for p in parts.model.parameters())
 
@@ -215,6 +216,7 @@ class Loop:
         state = {**self.learner.state_dict(), "elapsed": s.elapsed, "compute": dict(s.compute), "best": s.best,
                  "monitor": self.monitor.state_dict(), **self.producer.next_state()}
         self._save(self.folder.checkpoints, state, self.config.checkpoint.keep)
+        self.folder.record_checkpoint(s.step)
         self.schedule.written(s.step)
 
     def _save(self, root, state: dict, keep: int) -> None:
@@ -236,7 +238,7 @@ class Loop:
         """Load a verified checkpoint's loop state (its weights were loaded by `build`); None:
         start over (the run was killed before its first checkpoint)."""
         if checkpoint is None:
-            self.folder.truncate_after(0)
+            self.resume_notes = self.folder.truncate_after(0)
             return 0
         saved, s = load_state(checkpoint), self.state
         self.learner.load_state_dict(saved)
@@ -246,7 +248,7 @@ class Loop:
         s.compute.update(saved.get("compute", {}))
         if "monitor" in saved:  # checkpoints from before the monitor's window was saved lack it
             self.monitor.load_state_dict(saved["monitor"])
-        self.folder.truncate_after(s.step)
+        self.resume_notes = self.folder.truncate_after(s.step)
         self.producer.publish(self.learner.engine_weights(), s.step)
         self.schedule.written(s.step)
         return s.step

@@ -75,14 +75,31 @@ def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path 
 
 
 def repair_for_resume(folder: RunFolder) -> tuple[Path | None, list[str]]:
-    """With the lock held (no live process writes here): delete what killed saves left, and
-    pick the newest intact checkpoint. Returns it and a line for each repair."""
+    """With the lock held (no live process writes here): delete what killed saves and rewrites
+    left, and pick the newest intact checkpoint. Returns it and a line for each repair. Refused
+    when checkpoints/ is not a folder, or when the checkpoints the run wrote are gone (starting
+    over would overwrite the run's curve)."""
     notes = []
     if folder.writes:
-        removed = clean_temporaries(folder.checkpoints) + clean_temporaries(folder.path / "best_checkpoint")
+        removed = (clean_temporaries(folder.checkpoints) + clean_temporaries(folder.path / "best_checkpoint")
+                   + folder.remove_partials())
         if removed:
             notes.append(f"removed what killed saves left in {folder.path}: {', '.join(removed)}")
+    if folder.checkpoints.exists() and not folder.checkpoints.is_dir():
+        raise ConfigError(f"{folder.checkpoints}: not a folder (the run's checkpoints belong there); move it "
+                          f"away, then resume")
+    recorded = folder.recorded_checkpoint()
+    missing = recorded and not (folder.checkpoints / f"step_{recorded}").is_dir()  # not there, damaged or not
     checkpoint, damaged = newest_intact(folder.checkpoints, move_damaged=folder.writes)
+    if checkpoint is None and missing:
+        missing = folder.checkpoints / f"step_{recorded}"
+        gone = "is missing" if folder.checkpoints.is_dir() else f"is missing ({folder.checkpoints} itself is gone)"
+        raise ConfigError(f"{missing}: the newest checkpoint this run wrote {gone}, and no other is there: "
+                          f"resuming would start over and overwrite {folder.metrics.name}; put the checkpoints "
+                          f"back, or start a new run under another name")
+    if checkpoint is not None and missing:
+        notes.append(f"{folder.checkpoints / f'step_{recorded}'}: the newest checkpoint this run wrote is "
+                     f"missing; resuming from {checkpoint.name}")
     return checkpoint, notes + damaged
 
 
@@ -97,7 +114,8 @@ def start(config: Config, folder_class, resume_dir: Path | None,
         folder.acquire()  # refuses the resume of a run that is still training
         try:
             checkpoint, notes = repair_for_resume(folder)
-            return folder, open_loop(config, folder, resume=True, checkpoint=checkpoint, reward_fn=reward_fn), notes
+            loop = open_loop(config, folder, resume=True, checkpoint=checkpoint, reward_fn=reward_fn)
+            return folder, loop, notes + loop.resume_notes
         except BaseException:
             folder.release()
             raise

@@ -92,7 +92,10 @@ def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[s
     """Write `root/step_{step}` atomically and delete all but the newest `keep`. `weights`, when
     given, are saved in place of the model's own state dict (the gathered shards under FSDP);
     `tokenizer`, when given, is saved beside them (its files go into the manifest like any)."""
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # FileExistsError: a file where the folder belongs
+        raise CheckpointError(f"{root}: cannot hold checkpoints ({short(e)}); the run stopped") from None
     final = root / f"step_{step}"
     tmp = root / f".step_{step}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -110,8 +113,11 @@ def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[s
             torch.save({**state, "step": step, "rng": rng_state()}, f)
         phase = final / MANIFEST
         write_manifest(tmp, step)
-    except (OSError, SafetensorError) as e:
+    except BaseException as e:  # a Ctrl-C, the watchdog, or a failed write: no temporary is left
         shutil.rmtree(tmp, ignore_errors=True)
+        # torch's writer reports a full disk as RuntimeError "unexpected pos"
+        if not isinstance(e, (OSError, SafetensorError, RuntimeError)):
+            raise
         raise CheckpointError(f"{phase}: cannot write it ({short(e)}); the checkpoint needs about "
                               f"{needed / MIB:.1f} MiB, {free_bytes(root) / MIB:.1f} MiB are free. "
                               f"{untouched(root)}") from None
