@@ -15,7 +15,9 @@ from transformers.utils import logging as hf_logging
 
 from rlvr.config import Config, dump_config, load_config
 from rlvr.errors import ConfigError
-from rlvr.orchestrate.components import build
+from rlvr.orchestrate.components import build, resolve_path
+from rlvr.orchestrate.data_fingerprint import check_same_data, fingerprint
+from rlvr.orchestrate.data_fingerprint import record as record_data
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
 from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted, SilentRunFolder
@@ -65,13 +67,22 @@ def claim(folder: RunFolder) -> None:
 
 
 def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path | None = None,
-              reward_fn: RewardFn | None = None) -> Loop:
-    """The loop of a run whose folder is taken; on resume, from `checkpoint` (None: start over)."""
+              reward_fn: RewardFn | None = None, accept_data_change: bool = False) -> Loop:
+    """The loop of a run whose folder is taken; on resume, from `checkpoint` (None: start over),
+    refused when the data differs from the run's data.json (unless `accept_data_change`)."""
     plan = plan_run(config)
     loop = Loop(plan, build(plan, repo_root(), weights_from=checkpoint, reward_fn=reward_fn), folder)
     if resume:
+        step = int(checkpoint.name.removeprefix("step_")) if checkpoint is not None else 0
+        data_notes = check_same_data(folder, run_data(config, loop.parts), config.task, step, accept_data_change)
         loop.resume_from(checkpoint)
+        loop.resume_notes[:0] = data_notes
     return loop
+
+
+def run_data(config: Config, parts) -> dict:
+    """The fingerprint of the rows this run reads (orchestrate/data_fingerprint.py)."""
+    return fingerprint(config.task, parts.train_set, parts.test_set, lambda path: resolve_path(path, repo_root()))
 
 
 def repair_for_resume(folder: RunFolder) -> tuple[Path | None, list[str]]:
@@ -103,8 +114,8 @@ def repair_for_resume(folder: RunFolder) -> tuple[Path | None, list[str]]:
     return checkpoint, notes + damaged
 
 
-def start(config: Config, folder_class, resume_dir: Path | None,
-          reward_fn: RewardFn | None = None) -> tuple[RunFolder, Loop, list[str]]:
+def start(config: Config, folder_class, resume_dir: Path | None, reward_fn: RewardFn | None = None,
+          accept_data_change: bool = False) -> tuple[RunFolder, Loop, list[str]]:
     """Take the run folder and build the loop. A new run validates everything (model, data,
     reward: `build`) before its folder exists, so that a failed start leaves nothing behind."""
     if resume_dir is not None:
@@ -114,7 +125,8 @@ def start(config: Config, folder_class, resume_dir: Path | None,
         folder.acquire()  # refuses the resume of a run that is still training
         try:
             checkpoint, notes = repair_for_resume(folder)
-            loop = open_loop(config, folder, resume=True, checkpoint=checkpoint, reward_fn=reward_fn)
+            loop = open_loop(config, folder, resume=True, checkpoint=checkpoint, reward_fn=reward_fn,
+                             accept_data_change=accept_data_change)
             return folder, loop, notes + loop.resume_notes
         except BaseException:
             folder.release()
@@ -127,6 +139,7 @@ def start(config: Config, folder_class, resume_dir: Path | None,
     parts = build(plan, repo_root(), reward_fn=reward_fn)
     if folder.writes:
         folder = new_run_folder(config)
+        record_data(folder, run_data(config, parts))
     try:
         return folder, Loop(plan, parts, folder), []
     except BaseException:  # the lock is per open file: a leaked one refuses this process's resume
@@ -135,15 +148,18 @@ def start(config: Config, folder_class, resume_dir: Path | None,
 
 
 def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False,
-          reward_fn: RewardFn | None = None, on_step: StepCallback | None = None) -> RunResult:
+          reward_fn: RewardFn | None = None, on_step: StepCallback | None = None,
+          accept_data_change: bool = False) -> RunResult:
     """Run (or continue) training to `train.steps`; with `eval_full`, measure greedy accuracy
     on the whole test split before and after. Under `train.fsdp` every rank runs this; rank 0
     alone writes the run folder and prints. `reward_fn` (a Python callable) replaces the
-    config's reward; `on_step(step, metrics)` is called after each step's metrics line."""
+    config's reward; `on_step(step, metrics)` is called after each step's metrics line. A
+    resume on data other than the run's (runs/NAME/data.json) is refused unless
+    `accept_data_change`, which is recorded there."""
     ranks = join_process_group(config)
     hf_logging.disable_progress_bar()  # a bar for every checkpoint save would bury ours
     folder_class = RunFolder if ranks is None or ranks.is_main else SilentRunFolder
-    folder, loop, notes = start(config, folder_class, resume_dir, reward_fn)
+    folder, loop, notes = start(config, folder_class, resume_dir, reward_fn, accept_data_change)
     try:
         return run_loop(config, folder, loop, notes, eval_full, fsdp=ranks is not None, on_step=on_step)
     finally:

@@ -50,6 +50,7 @@ class RunFolder:
         self.reward_curve = self.path / "reward_curve.png"
         self.lock_file = self.path / "run.lock"
         self.checkpointed = self.path / "checkpointed.json"
+        self.data = self.path / "data.json"  # the fingerprint of the data read (orchestrate/data_fingerprint.py)
         self._lock_fd: int | None = None
 
     def holds_a_run(self) -> bool:
