@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as e:  # a run's RunInterrupted names its folder; Ctrl-C before one has none
         print(f"rlvr: {str(e) or 'interrupted'}", file=sys.stderr)
-        return 130
+        return getattr(e, "exit_status", 130)
 
 
 if __name__ == "__main__":

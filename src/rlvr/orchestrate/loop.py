@@ -24,6 +24,7 @@ from rlvr.orchestrate.step_metrics import (COMPUTE_KEYS, add_compute, policy_tok
 from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
+from rlvr.train.rng import seed_global_generators
 from rlvr.train.checkpoint import CheckpointSchedule, list_checkpoints, load_state, read_state, save_checkpoint
 from rlvr.types import Scored
 
@@ -52,6 +53,7 @@ class Loop:
     def __init__(self, plan: RunPlan, parts, folder: RunFolder):
         config = plan.config
         self.plan, self.config, self.parts, self.folder = plan, config, parts, folder
+        seed_global_generators(config.run.seed)  # a reward's random / np.random; a resume restores them
         self.state = LoopState()
         self.watchdog = Watchdog(config.run.stall_timeout_s, folder.path if folder.writes else None)
         self.producer = make_producer(plan, parts, self.watchdog)
@@ -60,6 +62,7 @@ class Loop:
         k = config.checkpoint
         self.schedule = CheckpointSchedule(k.every, k.every_minutes * 60 if k.every_minutes else None)
         self.resume_notes: list[str] = []  # what resume_from found in the run files (unreadable lines)
+        self.doing = "the start"  # what an interrupt stops: "step N", "step N's checkpoint" (for its message)
         self.stop_requested = False  # set by the first Ctrl-C (rlvr.orchestrate.run): stop after this step
         self.n_params = sum(p.numel() for p in parts.model.parameters())
 
@@ -102,6 +105,7 @@ class Loop:
 
     def train_step(self) -> dict[str, float]:
         """Take the next batch from the producer and train on it."""
+        self.doing = f"step {self.state.step + 1}"
         return self.consume(self.producer.next(self.state.step + 1))
 
     def consume(self, produced: Produced) -> dict[str, float]:
@@ -213,11 +217,13 @@ class Loop:
 
     def checkpoint(self) -> None:
         s = self.state
+        self.doing = f"step {s.step}'s checkpoint"
         state = {**self.learner.state_dict(), "elapsed": s.elapsed, "compute": dict(s.compute), "best": s.best,
                  "monitor": self.monitor.state_dict(), **self.producer.next_state()}
         self._save(self.folder.checkpoints, state, self.config.checkpoint.keep)
         self.folder.record_checkpoint(s.step)
         self.schedule.written(s.step)
+        self.doing = f"the end of step {s.step}"
 
     def _save(self, root, state: dict, keep: int) -> None:
         weights = self.learner.checkpoint_weights()  # under FSDP a collective: every rank calls it
@@ -240,7 +246,7 @@ class Loop:
         if checkpoint is None:
             self.resume_notes = self.folder.truncate_after(0)
             return 0
-        saved, s = load_state(checkpoint), self.state
+        saved, s = load_state(checkpoint, self.config.run.seed), self.state
         self.learner.load_state_dict(saved)
         self.producer.source.load_state(saved, checkpoint)
         s.step, s.elapsed = saved["step"], saved["elapsed"]

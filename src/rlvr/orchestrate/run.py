@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -21,6 +17,7 @@ from rlvr.orchestrate.data_fingerprint import record as record_data
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
 from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted, SilentRunFolder
+from rlvr.orchestrate.stop_signals import stop_after_the_step
 from rlvr.orchestrate.scoring import RewardFn
 from rlvr.orchestrate.loop import Loop
 from rlvr.orchestrate.plan import plan_run
@@ -211,16 +208,15 @@ def run_loop(config: Config, folder: RunFolder, loop: Loop, notes: list[str], ev
         display.note(f"held-out greedy accuracy before training: {result.accuracy_before:.1%}")
         display.last_eval = result.accuracy_before
     try:
-        with ctrl_c_stops_after_the_step(loop, enabled=not fsdp):
+        with stop_after_the_step(loop, config.run.sigterm_grace_s, enabled=not fsdp) as request:
             loop.run(display)
-    except KeyboardInterrupt:  # a second Ctrl-C: stop now, from the last checkpoint
-        raise RunInterrupted(f"interrupted during step {loop.step + 1}; resume with `rlvr train --resume "
-                             f"{folder.path}` (from step {loop.schedule.last_step}, the last checkpoint)") from None
+    except KeyboardInterrupt:  # a second Ctrl-C / SIGTERM, or past the grace period: stop now
+        raise RunInterrupted(interrupted_message(loop, folder, request), request.exit_status) from None
     finally:
         display.close()
     if loop.stop_requested:
-        raise RunInterrupted(f"interrupted after step {loop.step} (checkpoint written); resume with "
-                             f"`rlvr train --resume {folder.path}`")
+        raise RunInterrupted(f"{stopped_word(request)} after step {loop.step} (checkpoint written); resume with "
+                             f"`rlvr train --resume {folder.path}`", request.exit_status)
     if eval_full:
         result.accuracy_after = loop.evaluate(size=len(loop.parts.test_set))
     result.steps, result.train_seconds = loop.step, loop.state.elapsed
@@ -229,26 +225,17 @@ def run_loop(config: Config, folder: RunFolder, loop: Loop, notes: list[str], ev
     return result
 
 
-@contextmanager
-def ctrl_c_stops_after_the_step(loop: Loop, enabled: bool = True):
-    """The first Ctrl-C asks the loop to stop after the step it is in (which it checkpoints);
-    a second one interrupts at once. Off under FSDP, where ranks would see the first at
-    different steps and the checkpoint (a collective) would hang, and off a main thread."""
-    if not enabled or threading.current_thread() is not threading.main_thread():
-        yield
-        return
+def stopped_word(request) -> str:
+    return "terminated (SIGTERM)" if request.signal_name == "SIGTERM" else "interrupted"
 
-    def first(signum, frame):
-        loop.stop_requested = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        # os.write, not print: a handler that prints while the loop prints raises "reentrant call"
-        os.write(2, b"rlvr: stopping after this step to write a checkpoint (Ctrl-C again: stop now)\n")
 
-    previous = signal.signal(signal.SIGINT, first)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+def interrupted_message(loop: Loop, folder: RunFolder, request) -> str:
+    """What a stop at once interrupted (`loop.doing`), and the checkpoint a resume starts from."""
+    late = f", {request.grace_s:g} s after SIGTERM (run.sigterm_grace_s)" if request.deadline_passed else ""
+    last = loop.schedule.last_step
+    since = f"from step {last}, the last checkpoint" if last else "from the start: no checkpoint yet"
+    return (f"{stopped_word(request)} during {loop.doing}{late}; resume with `rlvr train --resume "
+            f"{folder.path}` ({since})")
 
 
 def resume(run_dir: Path, overrides: list[str] = (), **kwargs) -> RunResult:

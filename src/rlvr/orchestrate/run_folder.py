@@ -31,7 +31,12 @@ PARTIAL = ".partial"  # suffix of a rewrite in progress; a killed one is removed
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run; its message names the folder to resume (printed by the CLI)."""
+    """Ctrl-C (or SIGTERM) during a run; its message names the folder to resume (printed by
+    the CLI, which exits with `exit_status`: 130 for Ctrl-C, 143 for SIGTERM)."""
+
+    def __init__(self, message: str, exit_status: int = 130):
+        super().__init__(message)
+        self.exit_status = exit_status
 
 
 class RunFolderError(RlvrError):

@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import pickle
-import random
 import re
 import shutil
 import time
@@ -34,6 +33,7 @@ from transformers import PreTrainedModel
 
 from rlvr.errors import RlvrError
 from rlvr.train.checkpoint_verify import MANIFEST, verify_checkpoint
+from rlvr.train.rng import rng_state, set_rng_state
 
 STEP_DIR = re.compile(r"^step_(\d+)$")
 DEBRIS = re.compile(r"^\.(step_\d+\.tmp\d+|pruned_step_\d+(\.\d+)?)$")  # a killed save or prune
@@ -76,15 +76,6 @@ def _all_ranks_agree(due: bool) -> bool:
     flag = torch.tensor([int(due)], device=device)
     dist.all_reduce(flag, op=dist.ReduceOp.MAX)
     return bool(flag.item())
-
-
-def rng_state() -> dict[str, Any]:
-    return {"python": random.getstate(), "torch": torch.get_rng_state()}
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    torch.set_rng_state(state["torch"])
 
 
 def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[str, Any], keep: int,
@@ -277,8 +268,9 @@ def read_state(path: Path) -> dict[str, Any]:
     return torch.load(path / "state.pt", weights_only=False)
 
 
-def load_state(path: Path) -> dict[str, Any]:
-    """The loop state of a checkpoint; also restores the global RNG states."""
+def load_state(path: Path, seed: int = 0) -> dict[str, Any]:
+    """The loop state of a checkpoint; also restores the global RNG states (train/rng.py;
+    `seed` seeds numpy's where an older checkpoint lacks its state)."""
     state = torch.load(path / "state.pt", weights_only=False)
-    set_rng_state(state["rng"])
+    set_rng_state(state["rng"], seed)
     return state
