@@ -41,6 +41,8 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override one setting (repeatable)")
     tr.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in this folder")
+    tr.add_argument("--accept-data-change", action="store_true",
+                    help="with --resume: continue although the data differs from the run's (recorded in data.json)")
     demo = sub.add_parser("demo", help="GRPO on the shipped tiny model: held-out accuracy before and after")
     demo.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
     demo.add_argument("--env", choices=sorted(DEMO_ENVS), default=None,
@@ -89,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as e:  # a run's RunInterrupted names its folder; Ctrl-C before one has none
         print(f"rlvr: {str(e) or 'interrupted'}", file=sys.stderr)
-        return 130
+        return getattr(e, "exit_status", 130)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,10 @@ class RunSection(Section):
     # Watchdog (docs/scaling.md): a stage (sample, generate, score, train, sync, checkpoint, a
     # Ray chunk) with no progress for this long dumps every thread's stack and fails; 0: off.
     stall_timeout_s: float = Field(1800.0, ge=0)
+    # SIGTERM (a scheduler's preemption) stops after the step and checkpoints, like Ctrl-C; if
+    # that is not done this many seconds after the signal, the run stops at once from the last
+    # checkpoint (schedulers kill 30 s after SIGTERM by default). 0: at once.
+    sigterm_grace_s: float = Field(20.0, ge=0, le=86400)
 
 
 class ModelSection(Section):
