@@ -61,15 +61,29 @@ def import_function(spec: str) -> RewardFn:
 
 def score_one(fn: RewardFn, sample: Sample, rollout: Rollout) -> Verdict:
     """Call the reward function once; raise RewardError on any failure."""
-    name = getattr(fn, "__name__", type(fn).__name__)
+    name = function_name(fn)
     try:
         out = call_reward(fn, rollout.text, sample.answer, sample.prompt, sample.extra)
-    except Exception as e:  # user code: any failure is reported with where it happened
-        raise RewardError(f"reward function {name} raised {type(e).__name__}: {e} (sample {sample.source})") from None
+    # User code: any failure is reported with where it happened. SystemExit too: a reward
+    # calling sys.exit(0) would otherwise end the run with status 0 and no checkpoint.
+    except (Exception, SystemExit) as e:
+        raise RewardError(f"reward function {name} raised {_describe(e)} (sample {sample.source})") from None
     verdict = out if isinstance(out, Verdict) else Verdict(score=_as_float(out, name, sample), reason="")
     if not math.isfinite(verdict.score) or not 0.0 <= verdict.score <= 1.0:
         raise RewardError(f"reward function {name} returned {verdict.score} (not in [0, 1]) for sample {sample.source}")
     return verdict
+
+
+def function_name(fn: RewardFn) -> str:
+    """`module.qualname` of a reward function (a callable object: its class's)."""
+    named = fn if hasattr(fn, "__qualname__") else type(fn)
+    return f"{getattr(named, '__module__', '?')}.{named.__qualname__}"
+
+
+def _describe(e: BaseException) -> str:
+    if isinstance(e, SystemExit):
+        return f"SystemExit({e.code!r}) (sys.exit is not a way to return a score)"
+    return f"{type(e).__name__}: {e}"
 
 
 def _as_float(out: object, name: str, sample: Sample) -> float:
