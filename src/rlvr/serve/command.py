@@ -18,6 +18,10 @@ LIMIT_FLAGS = {
     "--max-batch-rows": ("max_batch_rows", int, "rows (prompt x n) in one engine call"),
     "--batch-wait-s": ("batch_wait_s", float, "wait this long for more requests to batch"),
     "--request-timeout-s": ("request_timeout_s", float, "from arrival to answer; later is a 504"),
+    "--read-timeout-s": ("read_timeout_s", float, "for a request to arrive whole; later is a 408"),
+    "--max-connections": ("max_connections", int, "open connections in all; one more gets a 503"),
+    "--max-connections-per-client": ("max_connections_per_client", int,
+                                     "open connections from one address; one more gets a 503"),
 }
 
 

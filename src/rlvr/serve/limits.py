@@ -2,8 +2,9 @@
 
 Every cap answers a request that crosses it with a JSON error instead of letting it slow or
 crash the server: the body size (413), the tokens a request may make the model process (400),
-the requests waiting for the model (503 with Retry-After), and the time a request may take
-from arrival to answer (504).
+the requests waiting for the model (503 with Retry-After), the time a request may take
+from arrival to answer (504), the time it may take to arrive (408), and the connections open
+at once, in all and from one address (503; see guard.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ class ServeLimits:
     batch_wait_s: float = 0.0
     # From arrival to answer; past it the client gets a 504 and the model drops the request.
     request_timeout_s: float = 60.0
+    # From a connection's opening (or its previous answer) until its request is in, headers and
+    # body; past it a JSON 408 and the connection closes (guard.py: slow clients).
+    read_timeout_s: float = 10.0
+    # Open connections in all, and from one client address; one more is a JSON 503 (guard.py).
+    # 4 x the default queue, as uvicorn's limit_concurrency was.
+    max_connections: int = 1024
+    max_connections_per_client: int = 128
 
     def __post_init__(self) -> None:
         for f in fields(self):
