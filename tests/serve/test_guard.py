@@ -11,6 +11,8 @@ import socket
 import time
 from urllib.parse import urlparse
 
+import pytest
+
 from rlvr.serve.limits import ServeLimits
 
 REQUEST = json.dumps({"prompt": "ab", "max_tokens": 2}).encode()
@@ -126,3 +128,16 @@ def test_json_content_type_nul_and_negative_seeds(make_service, serve_in_process
             status, out, _ = http_post(base, body)
             assert status == 400 and says in out["error"]["message"], body
         assert http_post(base, {"prompt": "ab", "seed": 0, "max_tokens": 2})[0] == 200
+
+
+def test_a_connection_cap_beyond_the_open_file_limit_is_one_error():
+    import resource
+
+    from rlvr.errors import ConfigError
+    from rlvr.serve.limits import allow_open_files
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard == resource.RLIM_INFINITY:
+        pytest.skip("no hard limit on open files here")
+    with pytest.raises(ConfigError, match=r"--max-connections \d+ needs \d+ open files.*ulimit -Hn"):
+        allow_open_files(ServeLimits(max_connections=hard + 1))

@@ -43,10 +43,11 @@ def add_arguments(sv: argparse.ArgumentParser) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     from rlvr.engines.loading import load_model, load_tokenizer
     from rlvr.serve.app import bind, build_app, serve
-    from rlvr.serve.limits import ServeLimits
+    from rlvr.serve.limits import ServeLimits, allow_open_files
     from rlvr.serve.model_service import ModelService
 
     limits = ServeLimits(**{field: getattr(args, field) for field, _, _ in LIMIT_FLAGS.values()})
+    allow_open_files(limits)
     sock = bind(args.host, args.port)  # before loading: a taken port fails in a second
     try:
         name = args.name or args.model.resolve().name

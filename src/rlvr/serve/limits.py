@@ -33,8 +33,8 @@ class ServeLimits:
     # body; past it a JSON 408 and the connection closes (guard.py: slow clients).
     read_timeout_s: float = 10.0
     # Open connections in all, and from one client address; one more is a JSON 503 (guard.py).
-    # 4 x the default queue, as uvicorn's limit_concurrency was.
-    max_connections: int = 1024
+    # Idle connections cost little; 1,100 slow clients filled uvicorn's old cap of 1,024.
+    max_connections: int = 4096
     max_connections_per_client: int = 128
 
     def __post_init__(self) -> None:
@@ -44,3 +44,21 @@ class ServeLimits:
             if isinstance(value, bool) or not low_ok:
                 bound = ">= 0" if f.name == "batch_wait_s" else "> 0"
                 raise ConfigError(f"serve limit {f.name} must be {bound}, got {value!r}")
+
+
+# Descriptors beyond the connections: the model's files, the listening socket, logs, threads.
+SPARE_FILES = 64
+
+
+def allow_open_files(limits: ServeLimits) -> None:
+    """Raise this process's open-file limit (soft, up to the hard one) to hold
+    `max_connections`; ConfigError naming the flag when the hard limit is too low."""
+    import resource
+
+    needed = limits.max_connections + SPARE_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        if hard != resource.RLIM_INFINITY and hard < needed:
+            raise ConfigError(f"--max-connections {limits.max_connections} needs {needed} open files, "
+                              f"and this process may open at most {hard} (ulimit -Hn); lower it")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
