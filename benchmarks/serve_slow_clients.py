@@ -9,7 +9,7 @@ failure. Two layouts: all slow clients from one address (127.0.0.2), and each fr
 (127.0.x.y; all of 127/8 is loopback on Linux). Every loop stops at its deadline.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/serve_slow_clients.py [--slow 1000] [--seconds 15]
-        [--old-ref 61ebf33] [--out slow.json]
+        [--old-ref 61ebf33] [--servers old,new] [--out slow.json]
 """
 
 from __future__ import annotations
@@ -129,6 +129,7 @@ def main() -> None:
     ap.add_argument("--slow", default="1000")
     ap.add_argument("--seconds", type=float, default=15)
     ap.add_argument("--old-ref", default=OLD_REF)
+    ap.add_argument("--servers", default="old,new")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -136,6 +137,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"old": extract_tree(args.old_ref, Path(tmp)), "new": REPO / "src"}
+        trees = {name: trees[name] for name in args.servers.split(",")}
         for name, src in trees.items():
             for slow in (int(s) for s in args.slow.split(",")):
                 for layout in ("one address", "own addresses"):

@@ -8,9 +8,9 @@ against slow or greedy clients, and JSON for the refusals it used to answer in p
   uvicorn's own keep-alive timeout still closes idle connections between requests.
 - Connection caps: at most `max_connections_per_client` open connections from one address and
   `max_connections` in all. A connection over either cap is answered at once with a JSON 503
-  and `Retry-After`, then closed after a short linger (reading and dropping what the client
-  sends meanwhile, so that the client reads the answer instead of a connection reset). A refused
-  connection counts toward neither cap.
+  and `Retry-After` after a one-second delay (reading and dropping what the client sends
+  meanwhile, so that the client reads the answer instead of a connection reset), then closed.
+  A refused connection counts toward neither cap.
 - A request h11 cannot parse gets a JSON 400 instead of uvicorn's plain-text one.
 
 This subclasses `uvicorn.protocols.http.h11_impl.H11Protocol`, so it depends on a few of its
@@ -30,7 +30,7 @@ from rlvr.serve.completions import BadRequest
 from rlvr.serve.limits import ServeLimits
 from rlvr.serve.refusals import raw_response
 
-LINGER_S = 1.0  # how long a refused connection is kept open for the client to read its answer
+LINGER_S = 1.0  # a refused connection is answered after this delay, then closed
 
 
 def guarded_protocol(limits: ServeLimits) -> type[asyncio.Protocol]:
@@ -64,10 +64,18 @@ class _Guarded(H11Protocol):
         return None
 
     def _refuse(self, message: str) -> None:
+        """Answer after LINGER_S, then close: a client that reconnects as soon as it is answered
+        (a flood from one address) then costs the server one accept a second per socket, not
+        thousands (measured in benchmarks/serve_slow_clients.py)."""
         self.refused = True
         self.connections.discard(self)
-        self.transport.write(raw_response(BadRequest(message, status=503, code="too_many_connections")))
-        self.loop.call_later(LINGER_S, self.transport.close)
+        answer = raw_response(BadRequest(message, status=503, code="too_many_connections"))
+        self.loop.call_later(LINGER_S, self._answer_and_close, answer)
+
+    def _answer_and_close(self, answer: bytes) -> None:
+        if not self.transport.is_closing():
+            self.transport.write(answer)
+            self.transport.close()  # after the write buffer drains
 
     def data_received(self, data: bytes) -> None:
         if self.refused:
