@@ -111,6 +111,11 @@ class RewardSection(Section):
     code_workers: int = Field(2, ge=1)  # code: sandbox runs in parallel
     instructions_strict: bool = False  # instructions: all constraints or nothing
     on_error: Literal["fail", "zero"] = "fail"
+    # A step's reward calls at once (rewards/concurrent.py): 1 = one after the other; "thread"
+    # for functions that wait on I/O, "process" for CPU-bound Python (picklable functions).
+    score_workers: int = Field(1, ge=1, le=1024)
+    score_pool: Literal["thread", "process"] = "thread"
+    call_timeout_s: float = Field(0.0, ge=0, le=86400)  # one reward call's wall-clock limit; 0 = none
     function: Optional[str] = None  # "package.module:function", replaces the verifier
     judge: JudgeSection = JudgeSection()
     rubric: list[RubricCriterion] = []  # verifier = "rubric"

@@ -18,7 +18,7 @@ from rlvr.config.schema import Config
 from rlvr.errors import ConfigError
 from rlvr.orchestrate.dynamic_sampling import select_groups, update_curriculum
 from rlvr.orchestrate.parts import Parts
-from rlvr.orchestrate.scoring import score_groups
+from rlvr.orchestrate.scoring import concurrency_of, score_groups
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.tasks import PromptSampler
 from rlvr.types import Rollout, Scored
@@ -120,7 +120,8 @@ class RolloutSource:
                                           self.parts.sampling)
 
     def _score(self, samples: list, rollouts: list[list[Rollout]]) -> tuple[list[list[Scored]], Counter]:
-        return score_groups(self.parts.reward_fn, samples, rollouts, self.config.reward.on_error)
+        return score_groups(self.parts.reward_fn, samples, rollouts, self.config.reward.on_error,
+                            concurrency_of(self.config.reward))
 
     def _is_retired(self, sample) -> bool:
         return self.curriculum is not None and self.curriculum.is_retired(sample.prompt)

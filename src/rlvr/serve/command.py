@@ -24,6 +24,10 @@ LIMIT_FLAGS = {
     "--max-batch-rows": ("max_batch_rows", int, "rows (prompt x n) in one engine call"),
     "--batch-wait-s": ("batch_wait_s", float, "wait this long for more requests to batch"),
     "--request-timeout-s": ("request_timeout_s", float, "from arrival to answer; later is a 504"),
+    "--read-timeout-s": ("read_timeout_s", float, "for a request to arrive whole; later is a 408"),
+    "--max-connections": ("max_connections", int, "open connections in all; one more gets a 503"),
+    "--max-connections-per-client": ("max_connections_per_client", int,
+                                     "open connections from one address; one more gets a 503"),
 }
 
 
@@ -49,9 +53,10 @@ def run_serve(args: argparse.Namespace, load_service: "Callable[[ServeLimits], M
     """Listen on --host/--port (before loading: a taken port fails in a second), build the
     service (`load_service`: the caller's composition of engine and model), serve until Ctrl-C."""
     from rlvr.serve.app import bind, build_app, serve
-    from rlvr.serve.limits import ServeLimits
+    from rlvr.serve.limits import ServeLimits, allow_open_files
 
     limits = ServeLimits(**{field: getattr(args, field) for field, _, _ in LIMIT_FLAGS.values()})
+    allow_open_files(limits)
     sock = bind(args.host, args.port)
     try:
         service = load_service(limits)
