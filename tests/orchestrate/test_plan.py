@@ -40,3 +40,15 @@ def test_the_objective_takes_exactly_the_surrogates_declared_arguments():
     assert dict(dual.objective.surrogate_args) == {"eps_low": 0.2, "eps_high": 0.2, "clip_c": 3.0}
     sapo = plan_run(load_config(REPO / "recipes" / "sapo.toml"))
     assert set(sapo.objective.surrogate_args) == {"tau_pos", "tau_neg"}
+
+
+def test_dr_grpo_c_follows_the_generation_budget_unless_set():
+    """The recipe leaves C unset: it is sampling.max_new_tokens, raised with it; a set C stays."""
+    from rlvr.orchestrate.plan import objective_from
+
+    recipe = REPO / "recipes" / "dr_grpo.toml"
+    assert objective_from(load_config(recipe, [])).aggregation_constant == 8.0
+    assert objective_from(load_config(recipe, ["sampling.max_new_tokens=256"])).aggregation_constant == 256.0
+    both = ["sampling.max_new_tokens=256", "algo.aggregation_constant=1.0"]  # LUSPO's C = 1
+    assert objective_from(load_config(recipe, both)).aggregation_constant == 1.0
+    assert objective_from(load_config(None, [])).aggregation_constant is None  # other aggregations: unused

@@ -70,11 +70,20 @@ def objective_from(config: Config) -> Objective:
     a = config.algo
     args = {p: getattr(a, SURROGATE_PARAM_KEYS[p]) for p in SURROGATE_PARAMS[a.surrogate]}
     return Objective(ratio_level=a.ratio_level, surrogate=a.surrogate, surrogate_args=args,
-                     aggregation=a.aggregation, aggregation_constant=a.aggregation_constant,
+                     aggregation=a.aggregation, aggregation_constant=aggregation_constant(config),
                      kl=a.kl, kl_coef=a.kl_coef, kl_placement=a.kl_placement, kl_clamp=a.kl_clamp,
                      entropy_coef=a.entropy_coef, positive_lm_coef=a.positive_lm_coef,
                      off_policy_delta=a.off_policy_delta, entropy_control=a.entropy_control,
                      kl_cov_coef=a.kl_cov_coef)
+
+
+def aggregation_constant(config: Config) -> float | None:
+    """Dr. GRPO's C: `algo.aggregation_constant`, else (single-turn `seq_mean_token_sum_norm`) the
+    generation budget `sampling.max_new_tokens`, so that raising the budget raises C with it."""
+    a = config.algo
+    if a.aggregation == "seq_mean_token_sum_norm" and a.aggregation_constant is None:
+        return float(config.sampling.max_new_tokens)
+    return a.aggregation_constant
 
 
 def plan_run(config: Config) -> RunPlan:
