@@ -69,3 +69,15 @@ def test_importing_the_plan_loads_no_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_dr_grpo_c_follows_the_generation_budget_unless_set():
+    """The recipe leaves C unset: it is sampling.max_new_tokens, raised with it; a set C stays."""
+    from rlvr.orchestrate.plan import objective_args
+
+    recipe = REPO / "recipes" / "dr_grpo.toml"
+    assert objective_args(load_config(recipe, []))["aggregation_constant"] == 8.0
+    assert objective_args(load_config(recipe, ["sampling.max_new_tokens=256"]))["aggregation_constant"] == 256.0
+    both = ["sampling.max_new_tokens=256", "algo.aggregation_constant=1.0"]  # LUSPO's C = 1
+    assert objective_args(load_config(recipe, both))["aggregation_constant"] == 1.0
+    assert objective_args(load_config(None, []))["aggregation_constant"] is None  # other aggregations: unused

@@ -202,8 +202,9 @@ class AlgoSection(Section):
     mismatch_cap: float = Field(2.0, gt=1)
     mismatch_low: float = Field(0.5, gt=0, lt=1)  # token_mis / sequence_mis only
     # DeepSeek-V3.2's off-policy sequence mask: a negative-advantage sequence whose mean
-    # log(pi_old / pi) exceeds this is left out of the loss. None = off.
-    off_policy_delta: Optional[float] = Field(None, gt=0)
+    # log(pi_old / pi) exceeds this is left out of the loss. None = off. Any finite value, as
+    # TRL's off_policy_mask_threshold: below 0 it also drops negatives the policy moved towards.
+    off_policy_delta: Optional[float] = None
     # Sampling-mask replay: the policy's log-probs renormalised over the top-k / top-p set the
     # engine drew each token from, so pi / pi_old compares the distributions really sampled.
     sampling_mask: names.SAMPLING_MASK.literal() = "none"

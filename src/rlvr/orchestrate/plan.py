@@ -62,7 +62,17 @@ def objective_args(config: Config) -> dict[str, Any]:
     the ones names.py declares."""
     a = config.algo
     surrogate_args = {p: getattr(a, SURROGATE_PARAM_KEYS[p]) for p in SURROGATE_PARAMS[a.surrogate]}
-    return {**{key: getattr(a, key) for key in OBJECTIVE_KEYS}, "surrogate_args": surrogate_args}
+    return {**{key: getattr(a, key) for key in OBJECTIVE_KEYS}, "surrogate_args": surrogate_args,
+            "aggregation_constant": aggregation_constant(config)}
+
+
+def aggregation_constant(config: Config) -> float | None:
+    """Dr. GRPO's C: `algo.aggregation_constant`, else (single-turn `seq_mean_token_sum_norm`) the
+    generation budget `sampling.max_new_tokens`, so that raising the budget raises C with it."""
+    a = config.algo
+    if a.aggregation == "seq_mean_token_sum_norm" and a.aggregation_constant is None:
+        return float(config.sampling.max_new_tokens)
+    return a.aggregation_constant
 
 
 def plan_run(config: Config) -> RunPlan:
