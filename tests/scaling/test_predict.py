@@ -81,3 +81,32 @@ def test_a_plateau_forecasts_its_level_with_r0_fitted():
 def test_a_forecast_needs_two_points():
     with pytest.raises(ValueError, match="at least 2 points"):
         predict([100.0], [0.3], 1000.0)
+
+
+@pytest.mark.parametrize("r0", [0.2, None])
+def test_enumerated_profile_equals_a_direct_loop_with_the_prior(r0):
+    """forecast_profile's moments and clipping against the definition (profile.py eq. 1), cell by
+    cell on a coarse grid: min over R0 of the squared residuals over s^2, plus the prior."""
+    from scipy.special import expit
+
+    from rlvr.scaling.profile import Cells, Problem, cells_of, forecast_profile
+
+    compute, y = np.array([100.0, 200.0, 300.0, 400.0]), np.array([0.25, 0.4, 0.47, 0.5])
+    problem = Problem(np.log(compute), y, 0.02, (0.0, 1.0), r0, 0.25)
+    full = cells_of(problem)
+    cells = Cells(full.log_b[::6], full.log_c_mid[::8], full.sigma[::6, ::8], full.penalty[::6, ::8])
+    log_t, v = np.log(800.0), 0.55
+    r0_grid = np.array([r0]) if r0 is not None else np.linspace(0, 1, 4001)
+    best = np.inf
+    for i, lb in enumerate(cells.log_b):
+        for j, lcm in enumerate(cells.log_c_mid):
+            b = np.exp(lb)
+            sig, sig_t = expit(b * (problem.log_c - lcm)), expit(b * (log_t - lcm))
+            a = r0_grid + (v - r0_grid) / sig_t  # R(C_T) held at v
+            curves = r0_grid[:, None] + (a - r0_grid)[:, None] * sig[None, :]
+            sse = np.where((a >= 0) & (a <= 1), np.sum((curves - y) ** 2, axis=1) / 0.02 ** 2, np.inf)
+            # the prior: a midpoint beyond the data, in units of tau decades, and ln B / 2
+            prior = (max(0.0, lcm - np.log(400.0)) / (0.25 * np.log(10))) ** 2 + (lb / 2) ** 2
+            best = min(best, float(sse.min()) + prior)
+    got = forecast_profile(problem, np.array([v]), log_t, cells).objective[0]
+    assert np.isfinite(best) and got == pytest.approx(best, rel=1e-3, abs=1e-3)
