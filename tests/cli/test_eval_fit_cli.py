@@ -79,11 +79,12 @@ def test_fit_on_a_csv_with_target_and_holdout(tmp_path, capsys):
     compute = np.logspace(15, 19, 24)
     reward = sigmoid_reward(compute, 0.2, 0.7, 1.2, 1e17) + np.random.default_rng(0).normal(0, 0.01, 24)
     csv = write_csv(tmp_path / "recipe.csv", compute, reward)
-    code = main(["fit", str(csv), "--x", "flops", "--target", "1e20", "--holdout", "0.25",
+    code = main(["fit", str(csv), "--x", "flops", "--target", "1e20", "--holdout", "0.25", "--tolerance", "0.15",
                  "--resamples", "40", "--out", str(tmp_path / "fit")])
-    out = capsys.readouterr().out
-    assert code == 0 and "R(C = 1e+20) = 0.7" in out and "held-out mean |error|" in out
+    out = capsys.readouterr().out  # 1e20 is 100x the fitted compute: a half-width of 0.13 there
+    assert code == 0 and "R(C = 1e+20) = " in out and "held-out mean |error|" in out
     record = json.loads((tmp_path / "fit" / "fit.json").read_text())["inputs"][0]
+    assert abs(record["target"]["predicted"] - 0.7) < 0.02 and record["target"]["refused"] is None
     assert abs(record["fit"]["params"]["A"] - 0.7) < 0.03 and record["fitted"] == 18
     assert (tmp_path / "fit" / "fit.png").stat().st_size > 10_000
 
@@ -98,8 +99,30 @@ def test_fit_failures_are_clear(tmp_path, capsys):
     assert main(["fit", str(csv), "--x", "flops", "--target", "1e6", "--resamples", "40",
                  "--out", str(tmp_path / "f")]) == 0
     out = capsys.readouterr().out
-    assert "no extrapolation: the ceiling is not identified yet" in out
-    assert "not extrapolating to C = 1e+06" in out and "R(C = 1e+06)" not in out
+    assert "ceiling A not identified: the ceiling is not identified yet" in out
+    assert "no forecast at C = 1e+06: the 90% interval" in out and "> tolerance 0.1" in out
+    assert "R(C = 1e+06)" not in out
+    assert main(["fit", str(csv), "--x", "flops", "--target", "1e6", "--tolerance", "0.5", "--resamples", "10",
+                 "--out", str(tmp_path / "f")]) == 0
+    assert "R(C = 1e+06) = " in capsys.readouterr().out  # a tolerance of 0.5 accepts the wide interval
+
+
+def test_fit_compare_names_the_higher_asymptote_and_says_when_runs_are_not_separated(tmp_path, capsys):
+    compute = np.arange(1, 25) * 1000.0
+    rng = np.random.default_rng(1)
+    high = write_csv(tmp_path / "high.csv", compute, sigmoid_reward(compute, 0.2, 0.8, 2.0, 4000) + rng.normal(0, 0.01, 24))
+    low = write_csv(tmp_path / "low.csv", compute, sigmoid_reward(compute, 0.2, 0.5, 2.0, 4000) + rng.normal(0, 0.01, 24))
+    twin = write_csv(tmp_path / "twin.csv", compute, sigmoid_reward(compute, 0.2, 0.8, 2.0, 4000) + rng.normal(0, 0.01, 24))
+    assert main(["fit", str(high), str(low), "--x", "flops", "--compare", "--resamples", "10", "--out", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert "higher asymptote: high; A: high 0.80" in out and "low 0.49" in out
+    compared = json.loads((tmp_path / "c" / "fit.json").read_text())["compare"]
+    a_high, a_low = compared["runs"][0]["A"], compared["runs"][1]["A"]
+    assert a_high["ci"][0] < 0.8 < a_high["ci"][1] and a_low["ci"][0] < 0.5 < a_low["ci"][1]
+    assert main(["fit", str(high), str(twin), "--x", "flops", "--compare", "--resamples", "10", "--out", str(tmp_path / "c")]) == 0
+    assert "higher asymptote: not separated yet" in capsys.readouterr().out
+    assert main(["fit", str(high), "--x", "flops", "--compare", "--out", str(tmp_path / "c")]) == 2
+    assert "--compare needs at least two runs" in capsys.readouterr().err
 
 
 def test_fit_on_a_run_folder(tmp_path, capsys):

@@ -41,16 +41,19 @@ def png_base64(fig) -> str:
 
 def plot_curves(labelled: list[tuple[str, dict]], curves=CURVES, xlabel: str = "k (samples)"):
     """pass@k (solid) and maj@k (dashed; `curves`: which) against k, with 95% intervals, one
-    colour per model."""
+    colour per model; CoT-pass@k (dotted) too when a reasoning judge was given."""
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for colour, (label, result) in zip(("tab:blue", "tab:orange"), labelled):
-        for metric, style in curves:
-            ks = sorted(int(k) for k in result[metric])
-            means = [result[metric][str(k)]["mean"] for k in ks]
-            errs = [[m - result[metric][str(k)]["ci"][0] for k, m in zip(ks, means)],
-                    [result[metric][str(k)]["ci"][1] - m for k, m in zip(ks, means)]]
-            ax.errorbar(ks, means, yerr=errs, fmt=style, color=colour, capsize=3,
-                        label=f"{label} {metric.replace('_at_', '@')}")
+        drawn = [(metric, style, result[metric]) for metric, style in curves]
+        if "cot" in result:  # rlvr eval --cot-judge (cot_pass.py)
+            drawn.append(("cot_pass_at_k", "^:", result["cot"]["cot_pass_at_k"]))
+        for metric, style, values in drawn:
+            ks = sorted(int(k) for k in values)
+            means = [values[str(k)]["mean"] for k in ks]
+            errs = [[m - values[str(k)]["ci"][0] for k, m in zip(ks, means)],
+                    [values[str(k)]["ci"][1] - m for k, m in zip(ks, means)]]
+            name = "CoT-pass@k" if metric == "cot_pass_at_k" else metric.replace("_at_", "@")
+            ax.errorbar(ks, means, yerr=errs, fmt=style, color=colour, capsize=3, label=f"{label} {name}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("score")
@@ -158,7 +161,7 @@ def labelled_sides(results: dict) -> list[tuple[str, dict]]:
 def single_turn_sections(results: dict, disagreements: list[dict]) -> list[str]:
     labelled = labelled_sides(results)
     parts = [metrics_table(labelled),
-             "<h2>pass@k and maj@k</h2>", f"<img src='data:image/png;base64,{png_base64(plot_curves(labelled))}'>",
+             "<h2>pass@k and maj@k" + (" and CoT-pass@k" if "cot" in labelled[0][1] else "") + "</h2>", f"<img src='data:image/png;base64,{png_base64(plot_curves(labelled))}'>",
              "<h2>Per-prompt pass rates</h2>",
              f"<img src='data:image/png;base64,{png_base64(plot_histogram(labelled))}'>",
              "<h2>Disagreements</h2>", disagreement_table(disagreements)]

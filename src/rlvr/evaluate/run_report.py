@@ -1,19 +1,18 @@
 """report.html of a training run: one self-contained page, no network resource.
 
-Sections: every metric of metrics.jsonl as an inline SVG line chart, grouped by the prefix
-before "/" (the groups of docs/metrics.md: reward, response, policy, eval, monitor, ...);
-the reward-vs-compute fit (scaling/) with its refusal when not identified; the monitors'
-warnings with the steps they fired at; and a browser over samples.jsonl whose filters (reward
-range, flagged only, step, stop reason) run in a script written into the page. An environment
-run's row (its `episode`) is shown turn by turn (run_browser.py).
+Order: the headline (run_headline.py: reward and held-out eval against step and compute, the
+fit and its forecast interval drawn); the monitors' warnings (one line when none fired); every
+metric of metrics.jsonl as inline SVG charts in sections by meaning, constant and duplicate
+series folded (report_sections.py, svg_chart.py); the fit's parameters; and a browser over
+samples.jsonl whose filters (reward range, flagged only, step, stop reason) run in a script
+written into the page. An environment run's row (its `episode`) is shown turn by turn
+(run_browser.py).
 """
 
 from __future__ import annotations
 
 import html
 import json
-import math
-from collections import defaultdict
 from pathlib import Path
 
 from rlvr.errors import RlvrError
@@ -24,7 +23,6 @@ STYLE = ("body{font-family:sans-serif;max-width:72em;margin:2em auto;color:#222}
          "vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0;max-width:50em}"
          ".turn{margin:2px 0}.action{border-left:3px solid #1f77b4;padding-left:4px}"
          ".observation{border-left:3px solid #aaa;padding-left:4px;background:#f4f4f4}.stop{margin:0}")
-W, H, PAD = 300, 150, 28
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -44,43 +42,9 @@ def read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
-def series(metrics: list[dict]) -> dict[str, dict[str, list[tuple[float, float]]]]:
-    """group -> key -> [(step, value)] for every numeric, finite metric."""
-    groups: dict = defaultdict(lambda: defaultdict(list))
-    for row in metrics:
-        for key, value in row.items():
-            if key != "step" and isinstance(value, (int, float)) and math.isfinite(value):
-                groups[key.split("/")[0] if "/" in key else "other"][key].append((row["step"], float(value)))
-    return groups
-
-
-def svg_chart(key: str, points: list[tuple[float, float]]) -> str:
-    """One line chart as inline SVG: steps on x, the value on y, min and max labelled."""
-    xs, ys = [p[0] for p in points], [p[1] for p in points]
-    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
-    sx = lambda x: PAD + (x - x0) / ((x1 - x0) or 1) * (W - 2 * PAD)  # noqa: E731
-    sy = lambda y: H - PAD - (y - y0) / ((y1 - y0) or 1) * (H - 2 * PAD)  # noqa: E731
-    path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in points)
-    dots = "".join(f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='1.5'/>" for x, y in points) if len(points) < 60 else ""
-    return (f"<div class='chart'><svg class='metric' data-key='{html.escape(key)}' width='{W}' height='{H}' "
-            f"xmlns='http://www.w3.org/2000/svg'><text x='4' y='12' font-size='11'>{html.escape(key)}</text>"
-            f"<text x='2' y='{PAD}' font-size='9'>{y1:.3g}</text><text x='2' y='{H - PAD}' font-size='9'>{y0:.3g}</text>"
-            f"<text x='{PAD}' y='{H - 8}' font-size='9'>step {x0:g}</text>"
-            f"<text x='{W - PAD - 40}' y='{H - 8}' font-size='9'>step {x1:g}</text>"
-            f"<polyline fill='none' stroke='#1f77b4' stroke-width='1.5' points='{path}'/>{dots}</svg></div>")
-
-
-def charts_section(metrics: list[dict]) -> str:
-    parts = ["<h2>Metrics</h2>"]
-    for group, keys in sorted(series(metrics).items()):
-        parts.append(f"<h3>{html.escape(group)}</h3><div class='charts'>")
-        parts += [svg_chart(key, points) for key, points in sorted(keys.items())]
-        parts.append("</div>")
-    return "".join(parts)
-
-
 def fit_section(folder: Path) -> str:
-    """The reward-vs-compute sigmoid of eval/accuracy vs tokens, or why there is none."""
+    """The parameters of the reward-vs-compute sigmoid of eval/accuracy vs tokens (drawn in the
+    headline), or why there is none."""
     from rlvr.scaling.fit import FitError, FitSettings, fit_sigmoid
     from rlvr.scaling.sources import read_points
 
@@ -91,12 +55,11 @@ def fit_section(folder: Path) -> str:
         return f"<h2>Reward vs compute</h2><p class='fit'>no fit: {html.escape(str(e))}</p>"
     rows = "".join(f"<tr><td>{n}</td><td>{fit.params[n]:.4g}</td><td>[{lo:.4g}, {hi:.4g}]</td></tr>"
                    for n, (lo, hi) in fit.intervals.items())
-    verdict = (f"no extrapolation: {fit.refusal}" if fit.refusal else
-               "forecast: R(10 x the compute so far) = %.3f [%.3f, %.3f]" % fit.extrapolate(10 * fit.compute_range[1]))
+    ceiling = f"ceiling A not identified: {fit.refusal}" if fit.refusal else "ceiling A identified"
     return (f"<h2>Reward vs compute</h2><p>eval/accuracy vs completion tokens, {fit.n_points} points, "
             f"R(C) = R0 + (A - R0) / (1 + (C_mid / C)^B), 95% bootstrap intervals</p>"
             f"<table><tr><th>param</th><th>value</th><th>interval</th></tr>{rows}</table>"
-            f"<p class='fit'>{html.escape(verdict)}</p>")
+            f"<p class='ceiling'>{html.escape(ceiling)}</p>")
 
 
 def monitor_section(metrics: list[dict]) -> str:
@@ -105,13 +68,18 @@ def monitor_section(metrics: list[dict]) -> str:
     rows = "".join(f"<tr><td>{r['step']}</td><td>{int(r['monitor/warnings'])}</td><td>"
                    + html.escape(", ".join(f"{k} = {v:.3g}" for k, v in sorted(r.items())
                                            if k.endswith("_flagged") and v)) + "</td></tr>" for r in fired)
-    return (f"<h2>Monitor warnings</h2><p id='warn-count'>{len(fired)} of {len(metrics)} steps warned</p>"
+    count = f"<p id='warn-count'>{len(fired)} of {len(metrics)} steps warned</p>"
+    if not fired:  # no table under "0 of N steps warned"
+        return f"<h2>Monitor warnings</h2>{count}"
+    return (f"<h2>Monitor warnings</h2>{count}"
             f"<table><tr><th>step</th><th>warnings</th><th>flagged shares</th></tr>{rows}</table>")
 
 
 def write_run_report(folder: Path, out: Path | None = None) -> Path:
     """Write the report of the run folder `folder` (to folder/report.html unless `out`)."""
+    from rlvr.evaluate.report_sections import metric_sections, numeric_series
     from rlvr.evaluate.run_browser import browser_section
+    from rlvr.evaluate.run_headline import headline_section
 
     metrics_file = folder / "metrics.jsonl"
     if not metrics_file.is_file():
@@ -122,7 +90,8 @@ def write_run_report(folder: Path, out: Path | None = None) -> Path:
     page = [f"<!doctype html><html><head><meta charset='utf-8'><title>rlvr run {html.escape(folder.name)}</title>"
             f"<style>{STYLE}</style></head><body><h1>rlvr run: {html.escape(folder.name)}</h1>",
             f"<p>{len(metrics)} steps logged, {len(samples)} samples in samples.jsonl</p>",
-            charts_section(metrics), fit_section(folder), monitor_section(metrics), browser_section(samples),
+            headline_section(folder, numeric_series(metrics)), monitor_section(metrics), metric_sections(metrics),
+            fit_section(folder), browser_section(samples),
             "</body></html>"]
     out.write_text("".join(page), encoding="utf-8")
     return out

@@ -1,9 +1,11 @@
-"""A fit put to use: held-out validation, extrapolation to a target, several runs side by side.
+"""A fit put to use: forecasts at a target, held-out validation, several runs side by side.
 
-Held-out validation: the points are sorted by compute, the first (1 - holdout) share is fitted
-and the rest is predicted; each held-out point gets its prediction, the bootstrap band, and
-whether the actual value fell inside it. When the fit refuses to extrapolate (the ceiling
-is not identified), held-out points beyond the fitted range get no prediction.
+Forecasts (a `--target`, each held-out point) come from predict.py: the penalised profile
+likelihood of R(C) at that compute, with a calibrated interval, refused only when the interval
+is wider than the caller's tolerance. The sigmoid fit (fit.py) and its bootstrap describe the
+curve seen so far; whether its ceiling A is identified (identify.py) is reported, but no longer
+decides whether a forecast is given. Held-out validation: the points are sorted by compute, the
+first (1 - holdout) share is fitted and each remaining point is forecast from it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Sequence
 import numpy as np
 
 from rlvr.scaling.fit import FitError, FitSettings, fit_sigmoid
-from rlvr.scaling.sigmoid_fit import ExtrapolationRefused, SigmoidFit
+from rlvr.scaling.predict import ForecastSettings, Prediction, predict
+from rlvr.scaling.sigmoid_fit import SigmoidFit
 from rlvr.scaling.sources import CurvePoints
 
 GAIN_FRACTION = 0.9  # "reaches 90% of its gain at C = ..."
@@ -23,13 +26,16 @@ NOT_SIGNIFICANT = "; the intervals overlap, so not significant"
 
 @dataclass(frozen=True)
 class Forecast:
-    """One input's fit (or the reason there is none), its held-out points and its target."""
+    """One input's fit (or the reason there is none), its forecasts at the target and at the
+    held-out points (None where fewer than 2 points were fitted)."""
 
     points: CurvePoints  # all points, fitted and held out
     n_fitted: int
     fit: SigmoidFit | None
     error: str | None
     target: float | None
+    at_target: Prediction | None = None
+    held_out_predictions: tuple[Prediction, ...] = ()
 
     @property
     def fitted(self) -> tuple[np.ndarray, np.ndarray]:
@@ -41,60 +47,45 @@ class Forecast:
 
 
 def make_forecast(points: CurvePoints, settings: FitSettings, *, holdout: float = 0.0,
-                  target: float | None = None) -> Forecast:
-    """Fit the first (1 - holdout) share of the points; a FitError becomes `error`, not a crash."""
+                  target: float | None = None, forecasting: ForecastSettings = ForecastSettings()) -> Forecast:
+    """Fit the first (1 - holdout) share of the points and forecast the target and the rest;
+    a FitError becomes `error`, not a crash (the forecasts need only two points)."""
     if not 0 <= holdout < 1:
         raise FitError(f"--holdout must be in [0, 1), got {holdout}")
     n_fitted = len(points.compute) - int(round(holdout * len(points.compute)))
     if points.r0 is not None and settings.r0 is None:
         settings = replace(settings, r0=points.r0)
+    compute, reward = points.compute[:n_fitted], points.reward[:n_fitted]
+    fit, error = None, None
     try:
-        fit = fit_sigmoid(points.compute[:n_fitted], points.reward[:n_fitted], settings)
+        fit = fit_sigmoid(compute, reward, settings)
     except FitError as e:
-        return Forecast(points, n_fitted, None, str(e), target)
-    return Forecast(points, n_fitted, fit, None, target)
-
-
-def predict_or_refuse(fit: SigmoidFit, compute: float) -> dict:
-    """{"predicted", "low", "high"} at one compute; or, when the fit refuses to extrapolate,
-    {"refused": reason, "unidentified": [value, low, high]}: what the unidentified curve would
-    say, kept only so that a held-out check can show how far off such a guess is."""
-    try:
-        value, low, high = fit.extrapolate(compute)
-    except ExtrapolationRefused as e:
-        band = fit.band([compute])
-        guess = [float(fit.predict([compute])[0]), float(band[0][0]), float(band[1][0])]
-        return {"refused": str(e), "unidentified": guess}
-    return {"predicted": value, "low": low, "high": high}
+        error = str(e)
+    if n_fitted < 2:
+        return Forecast(points, n_fitted, fit, error, target)
+    ask = lambda c: predict(compute, reward, float(c), forecasting, settings.r0)  # noqa: E731
+    return Forecast(points, n_fitted, fit, error, target, ask(target) if target is not None else None,
+                    tuple(ask(c) for c in points.compute[n_fitted:]))
 
 
 def holdout_rows(forecast: Forecast) -> list[dict]:
-    """Per held-out point: compute, actual, and prediction with band (or the refusal), and
-    whether the actual value lies inside the band (of the unidentified guess when refused)."""
-    if forecast.fit is None:
-        return []
+    """Per held-out point: compute, actual, the forecast with its interval, whether it was
+    offered (within the tolerance), and whether the actual value lies inside the interval."""
     rows = []
-    for c, actual in zip(*forecast.held_out):
-        row = {"compute": float(c), "actual": float(actual), **predict_or_refuse(forecast.fit, float(c))}
-        _, low, high = guess_of(row)
-        row["inside"] = bool(low <= actual <= high)
-        rows.append(row)
+    for prediction, actual in zip(forecast.held_out_predictions, forecast.held_out[1]):
+        rows.append({**prediction.as_dict(), "actual": float(actual),
+                     "inside": bool(prediction.low <= actual <= prediction.high)})
     return rows
 
 
-def guess_of(row: dict) -> tuple[float, float, float]:
-    """(value, low, high) of a row: the prediction, or the unidentified guess when refused."""
-    return (row["predicted"], row["low"], row["high"]) if "predicted" in row else tuple(row["unidentified"])
-
-
 def holdout_summary(rows: list[dict]) -> dict | None:
-    """Mean / max absolute error and band coverage over the held-out points; `refused` says the
-    numbers are those of the unidentified guess (the fit itself declined to predict)."""
+    """Mean / max absolute error and interval coverage over the held-out points, and how many
+    forecasts were refused (interval wider than the tolerance; their errors still count)."""
     if not rows:
         return None
-    errors = [abs(guess_of(r)[0] - r["actual"]) for r in rows]
+    errors = [abs(r["predicted"] - r["actual"]) for r in rows]
     return {"points": len(rows), "mean_abs_error": float(np.mean(errors)), "max_abs_error": float(np.max(errors)),
-            "inside_band": sum(r["inside"] for r in rows), "refused": sum("refused" in r for r in rows)}
+            "inside_band": sum(r["inside"] for r in rows), "refused": sum(r["refused"] is not None for r in rows)}
 
 
 def forecast_dict(forecast: Forecast) -> dict:
@@ -102,14 +93,12 @@ def forecast_dict(forecast: Forecast) -> dict:
     p = forecast.points
     out: dict = {"name": p.name, "x": p.x, "y": p.y, "points": len(p.compute), "fitted": forecast.n_fitted,
                  "error": forecast.error}
-    if forecast.fit is None:
-        return out
-    fit = forecast.fit
-    out["fit"] = fit.as_dict()
-    value, low, high = fit.compute_at(GAIN_FRACTION)
-    out["compute_at_90pct_gain"] = {"value": value, "ci": [low, high]}
-    if forecast.target is not None:
-        out["target"] = {"compute": forecast.target, **predict_or_refuse(fit, forecast.target)}
+    if forecast.at_target is not None:
+        out["target"] = forecast.at_target.as_dict()
+    if forecast.fit is not None:
+        out["fit"] = forecast.fit.as_dict()
+        value, low, high = forecast.fit.compute_at(GAIN_FRACTION)
+        out["compute_at_90pct_gain"] = {"value": value, "ci": [low, high]}
     rows = holdout_rows(forecast)
     if rows:
         out["held_out"] = {"rows": rows, "summary": holdout_summary(rows)}

@@ -1,8 +1,10 @@
 """fit.png: points, fitted sigmoid with its bootstrap band, and the extrapolation, per input.
 
-Solid line: the fit over the fitted compute range. Dashed line and lighter band: the
-extrapolation beyond it (up to the target or the held-out points), drawn only when the fit
-identifies its ceiling. Filled markers: fitted points; open markers: held-out points.
+Solid line: the fit over the fitted compute range, with its bootstrap band. Dashed line: the
+fitted curve beyond it (up to the target or the held-out points). Error bars: the forecasts
+(predict.py) at the target (a star) and at the held-out points, with their calibrated
+intervals; a refused forecast (interval wider than the tolerance) is drawn hollow and grey.
+Filled markers: fitted points; open markers: held-out points.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def draw_one(ax, forecast: Forecast, colour: str) -> None:
     held_c, held_r = forecast.held_out
     if len(held_c):
         ax.plot(held_c, held_r, "o", mfc="none", color=colour, ms=5, label=f"{name}: held out")
+    draw_predictions(ax, forecast, colour)
     fit = forecast.fit
     if fit is None:
         return
@@ -43,17 +46,21 @@ def draw_one(ax, forecast: Forecast, colour: str) -> None:
     ax.plot(inside, fit.predict(inside), "-", color=colour,
             label=f"{name}: fit A={fit.params['A']:.3f} B={fit.params['B']:.2f} C_mid={fit.params['C_mid']:.3g}")
     ax.fill_between(inside, *fit.band(inside), color=colour, alpha=0.2, lw=0)
-    if fit.refusal is None and end > fit_end:
+    if end > fit_end:
         beyond = np.geomspace(fit_end, end, 100)
-        ax.plot(beyond, fit.predict(beyond), "--", color=colour, label=f"{name}: extrapolation")
-        ax.fill_between(beyond, *fit.band(beyond), color=colour, alpha=0.1, lw=0)
-    held_end = float(held_c.max()) if len(held_c) else fit_end
-    if fit.refusal is not None and held_end > fit_end:
-        beyond = np.geomspace(fit_end, held_end, 100)
-        ax.plot(beyond, fit.predict(beyond), ":", color="grey", lw=1,
-                label=f"{name}: unidentified, not a forecast (held-out check only)")
-    if forecast.target is not None and fit.refusal is None:
-        ax.plot([forecast.target], fit.predict([forecast.target]), "*", color=colour, ms=12)
+        ax.plot(beyond, fit.predict(beyond), "--", color=colour, lw=1, label=f"{name}: fitted curve, extended")
+
+
+def draw_predictions(ax, forecast: Forecast, colour: str) -> None:
+    """Error bars of the forecasts at the held-out points and the target."""
+    shown = list(forecast.held_out_predictions) + ([forecast.at_target] if forecast.at_target else [])
+    for p in shown:
+        is_target = p is forecast.at_target
+        face = colour if p.refused is None else "grey"
+        ax.errorbar([p.target], [p.value], yerr=[[p.value - p.low], [p.high - p.value]], fmt="*" if is_target else "_",
+                    color=face, ms=12 if is_target else 8, capsize=3, lw=1, alpha=1.0 if p.refused is None else 0.5)
+    if shown:
+        ax.plot([], [], "_", color=colour, label=f"{forecast.points.name}: forecasts, {shown[0].level:.0%} intervals")
 
 
 def plot_forecasts(forecasts: Sequence[Forecast], out: Path) -> Path:
@@ -67,9 +74,9 @@ def plot_forecasts(forecasts: Sequence[Forecast], out: Path) -> Path:
     ax.set_ylabel(first.y)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="lower right")
-    refused = [f.points.name for f in forecasts if f.fit is not None and f.fit.refusal is not None]
+    refused = [f.points.name for f in forecasts if f.at_target is not None and f.at_target.refused]
     if refused:
-        ax.set_title(f"no extrapolation for {', '.join(refused)}: ceiling not identified", fontsize=9)
+        ax.set_title(f"no forecast for {', '.join(refused)}: interval wider than the tolerance", fontsize=9)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     plt.close(fig)
