@@ -26,3 +26,9 @@ class RewardError(RlvrError):
 
 class NumericalError(RlvrError):
     """Training produced a non-finite number (gradient norm, weights); the run stops unsaved."""
+
+
+class EnvContractError(RlvrError):
+    """An environment broke the `Env` contract (rlvr.envs.contract): `reset` returned something
+    other than a string, or `step` something other than a `StepResult`. A bug in the
+    environment's code, so the run stops with one line naming the class and the method."""

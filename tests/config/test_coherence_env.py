@@ -24,7 +24,7 @@ CASES = {
                               "plays task.kind = 'guess_number' games, not task.kind = 'arithmetic'"),
     "tool_on_a_game": ([*TOOL, 'task.kind="guess_number"'], "task.kind = 'guess_number' is a game"),
     "eval_turn_above_trajectory": (['env.kind="guess_number"', 'task.kind="guess_number"', "sampling.max_new_tokens=4",
-                                    "env.max_total_tokens=8"],
+                                    "eval.max_new_tokens=8", "env.max_total_tokens=8"],
                                    "eval.max_new_tokens (8, one turn of an evaluation episode) must be below "
                                    "env.max_total_tokens (8"),
     "env_per_token_advantages": ([*ENV, 'algo.advantage="gae"', 'algo.baseline="none"', 'algo.scale="none"'],

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from rlvr.cli import (audit_command, eval_command, eval_judge_command, export_command, fit_command, report_command,
-                      serve_command, sft_command, spec_command, verify_command)
+from rlvr.cli import (audit_command, env_command, eval_command, eval_judge_command, export_command, fit_command,
+                      report_command, serve_command, sft_command, spec_command, verify_command)
 from rlvr.cli.demo_env import DEMO_ENVS
 from rlvr.errors import RlvrError
 
@@ -28,6 +28,7 @@ examples:
   rlvr eval-judge --judge function:pkg.m:f   benchmark a judge on the shipped labelled set
   rlvr audit math                            run the reward-hack suite against a verifier
   rlvr serve models/tiny-arith --port 8000   an OpenAI-compatible /v1/completions server (for judges)
+  rlvr env check env_guess_number            determinism, isolation, contract and cost of an environment
 
 Every setting is `--set section.key=value`; see recipes/grpo.toml for the sections."""
 
@@ -62,6 +63,7 @@ def parser() -> argparse.ArgumentParser:
     export_command.add_parser(sub)
     sft_command.add_parser(sub)
     spec_command.add_parser(sub)
+    env_command.add_env_parser(sub)
     return ap
 
 
@@ -85,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                 "verify": verify_command.run_verify, "audit": audit_command.run_audit_command,
                 "serve": serve_command.run_serve, "report": report_command.run_report,
                 "eval-judge": eval_judge_command.run_eval_judge, "export": export_command.run_export,
-                "sft": sft_command.run_sft, "spec": spec_command.run_spec}[args.command](args)
+                "sft": sft_command.run_sft, "spec": spec_command.run_spec,
+                "env": env_command.run_env_check}[args.command](args)
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2

@@ -132,6 +132,8 @@ def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset(
     if err["type"] == "extra_forbidden":
         hint = did_you_mean(loc, section, schema)
         return f"{place}: unknown key {dotted!r}{hint}"
+    if err["type"] == "missing":  # its input is the section around it: name the key itself
+        return f"{place}: {dotted}: required, and not given"
     msg = err["msg"].removeprefix("Value error, ")
     if not loc:
         return f"{place}: {msg}"

@@ -244,6 +244,7 @@ class TrainSection(Section):
 class EvalSection(Section):
     every: int = Field(50, ge=0)  # 0: only before and after training
     size: int = Field(200, ge=0)  # held-out prompts per evaluation; 0 disables
+    # one completion (an episode's turn); unset in a recipe: its sampling.max_new_tokens (Config._eval_budget)
     max_new_tokens: int = Field(8, ge=1)
     samples: int = Field(0, ge=0)  # n sampled completions per prompt for pass@k; 0: greedy only
     k: list[int] = [1]
@@ -312,6 +313,18 @@ class Config(Section):
     @classmethod
     def _task_leftovers(cls, value: Any) -> Any:
         return task_without_leftovers(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _eval_budget(cls, data: Any) -> Any:
+        """eval.max_new_tokens left out of a recipe is its sampling.max_new_tokens: an evaluation
+        turn gets the training turn's budget (a tool call cut at 8 tokens scored 0, issue 25)."""
+        if not isinstance(data, dict) or not isinstance(data.get("sampling"), dict):
+            return data
+        ev = data.get("eval", {})
+        if not isinstance(ev, dict) or "max_new_tokens" in ev or "max_new_tokens" not in data["sampling"]:
+            return data
+        return {**data, "eval": {**ev, "max_new_tokens": data["sampling"]["max_new_tokens"]}}
 
     @model_validator(mode="after")
     def _coherent(self) -> "Config":

@@ -100,9 +100,20 @@ class TextArenaEnv(EpisodeSection):
                                                     "ActionFormattingWrapper)")
 
 
+class CustomEnv(EpisodeSection):
+    """Your own environment: an `rlvr.envs.Env` subclass, or a function returning one, named by
+    its import path and called with `options` once per episode (orchestrate/env_factory.py;
+    docs/environments.md). It plays any task kind; its `step` rewards are the episode's."""
+
+    kind: Literal["custom"] = "custom"
+    factory: str = Field(min_length=1, description="'package.module:ClassOrFunction' returning an rlvr.envs.Env; "
+                                                   "importable where the run runs (as reward.function)")
+    options: dict[str, Any] = Field({}, description="keyword arguments of every factory call")
+
+
 ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
     "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
-    "single_turn": SingleTurnEnv, "textarena": TextArenaEnv,
+    "single_turn": SingleTurnEnv, "textarena": TextArenaEnv, "custom": CustomEnv,
 }, table="ENV_SECTIONS")
 
 

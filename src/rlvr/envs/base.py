@@ -63,6 +63,12 @@ class Env(abc.ABC):
     def step(self, action: str) -> StepResult:
         """Answer the policy's action (its turn's text, stop strings and EOS excluded)."""
 
+    def tool_schemas(self) -> list[dict] | None:
+        """The JSON schemas of the tools this environment offers, for a chat template's
+        `tools=` (rlvr.envs.render); None: no tools (the default). Read once per run, from
+        one instance, so every episode of a run must offer the same tools."""
+        return None
+
 
 @dataclass(frozen=True)
 class EpisodeLimits:

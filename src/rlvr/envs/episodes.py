@@ -32,6 +32,7 @@ from typing import Protocol
 
 from rlvr.engines.base import SamplingParams
 from rlvr.envs import base as b
+from rlvr.envs import contract
 from rlvr.envs.render import Renderer
 from rlvr.envs.trajectory import Trajectory, Turn, turn_tokens
 from rlvr.types import Rollout, Sample
@@ -140,6 +141,7 @@ class EpisodeRunner:
         return ep.env.reset(ep.sample, ep.seed)
 
     def _begin(self, ep: Episode, first_observation: str) -> None:
+        contract.first_observation(ep.env, first_observation)  # a broken contract stops the run (contract.py)
         ep.trajectory = Trajectory(self.renderer.prompt_ids(first_observation, self.tools))
         if ep.trajectory.total_tokens >= self.limits.max_total_tokens:
             ep.stop_reason = b.STOP_MAX_TOKENS
@@ -173,6 +175,7 @@ class EpisodeRunner:
         return True
 
     def _take_step(self, ep: Episode, rollout: Rollout, result: b.StepResult) -> None:
+        contract.step_result(ep.env, result)
         ep.step_rewards.append(float(result.reward))
         ep.tool_calls += result.tool_calls
         ep.metrics.update(result.metrics)

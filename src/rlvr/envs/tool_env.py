@@ -44,6 +44,9 @@ class ToolEnv(Env):
             metrics["answer/reward_errors"] = 1.0
         return StepResult("", reward=float(verdict.score), done=True, stop_reason="answered", metrics=metrics)
 
+    def tool_schemas(self) -> list[dict]:
+        return self.toolbox.schemas
+
     def score(self, answer: str) -> Verdict:
         """The answer's verdict against the task's gold (a subclass may score otherwise: a run
         scores with its whole reward stack, rlvr.orchestrate.env_choice)."""

@@ -10,6 +10,7 @@ are packages: importing them (every run does) would replace a function of that n
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -19,8 +20,10 @@ import tomli_w
 
 from rlvr.config import Config, dump_config, load_config
 from rlvr.config.load import apply_override, parse_override, validate
+from rlvr.config.sections_env import EpisodeSection
 from rlvr.errors import ConfigError
 from rlvr.orchestrate import run as runs
+from rlvr.orchestrate.env_factory import IN_PROCESS_PREFIX, factory_name
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 
 if sys.version_info >= (3, 11):
@@ -36,10 +39,17 @@ StepCallback = Callable[[int, dict[str, float]], None]
 def override_lines(overrides: Overrides) -> list[str]:
     """`--set`-style lines; a mapping's values are written as TOML (strings quoted)."""
     if isinstance(overrides, Mapping):
-        return [f"{key}={tomli_w.dumps({'v': value})[4:].strip()}" for key, value in overrides.items()]
+        return [f"{key}={toml_value(value)}" for key, value in overrides.items()]
     if isinstance(overrides, str):
         raise ConfigError(f"overrides={overrides!r}: give a list of 'section.key=value' strings or a dict")
     return list(overrides)
+
+
+def toml_value(value: Any) -> str:
+    """`value` as the right-hand side of a TOML line; a mapping as an inline table (env.options)."""
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return tomli_w.dumps({"v": value})[4:].strip()
 
 
 def make_config(recipe: Recipe = None, overrides: Overrides = ()) -> Config:
@@ -80,8 +90,20 @@ def importable_name(fn: Callable) -> str | None:
     return f"{module}:{name}" if found is fn else None
 
 
+def with_env(config: Config, env: Callable) -> Config:
+    """`config` playing `env` (an Env class or a function returning one) as env.kind = "custom":
+    the recipe's episode limits are kept, its kind's own options dropped (orchestrate/env_factory.py)."""
+    data = tomllib.loads(dump_config(config))
+    old = data.get("env", {})
+    kept = {k: v for k, v in old.items() if k in EpisodeSection.model_fields and k != "kind"}
+    options = old.get("options", {}) if old.get("kind") == "custom" else {}
+    name = factory_name(env, importable_name(env))
+    data["env"] = {"kind": "custom", **kept, "factory": name, "options": options}
+    return validate(data, tomli_w.dumps(data), "<Config>", {"env.factory"})
+
+
 def run(recipe: Recipe = None, *, overrides: Overrides = (), reward: RewardFn | None = None,
-        on_step: StepCallback | None = None, on_eval: StepCallback | None = None,
+        env: Callable | None = None, on_step: StepCallback | None = None, on_eval: StepCallback | None = None,
         eval_full: bool = False) -> runs.RunResult:
     """Train as `rlvr train` does and return its `RunResult` (folder, steps, accuracies).
 
@@ -90,8 +112,16 @@ def run(recipe: Recipe = None, *, overrides: Overrides = (), reward: RewardFn | 
     config.toml as `reward.function`, so that `rlvr train --resume` finds it; any other
     callable is not (resume with `rlvr.resume(..., reward=...)`; RunResult.notes says so).
     `on_step(step, metrics)`: after every step; `on_eval(step, metrics)`: after the steps that
-    evaluated (metrics hold `eval/accuracy`)."""
-    notes, config = [], make_config(recipe, overrides)
+    evaluated (metrics hold `eval/accuracy`).
+    `env`: an `rlvr.envs.Env` class (or a function returning one) played as env.kind = "custom",
+    before the overrides apply (so `{"env.options": {...}}` reaches it). A module-level one is
+    named in config.toml as `env.factory`; any other is kept in this process only (notes say so)."""
+    notes = []
+    config = make_config(with_env(make_config(recipe), env), overrides) if env is not None else \
+        make_config(recipe, overrides)
+    if env is not None and config.env.factory.startswith(IN_PROCESS_PREFIX):
+        notes.append(f"the environment {config.env.factory} is a Python object: config.toml does not name it; "
+                     "resume with rlvr.resume(run_dir, env=...)")
     if reward is not None:
         name = importable_name(reward)
         # the rules of reward.function (e.g. no reward.template) hold for any callable
@@ -106,10 +136,13 @@ def run(recipe: Recipe = None, *, overrides: Overrides = (), reward: RewardFn | 
 
 
 def resume(run_dir: str | Path, *, overrides: Overrides = (), reward: RewardFn | None = None,
-           on_step: StepCallback | None = None, on_eval: StepCallback | None = None,
-           accept_data_change: bool = False) -> runs.RunResult:
+           env: Callable | None = None, on_step: StepCallback | None = None,
+           on_eval: StepCallback | None = None, accept_data_change: bool = False) -> runs.RunResult:
     """Continue a stopped run (as `rlvr train --resume RUN_DIR --set ...`); on data other than
-    the run's only with `accept_data_change` (as --accept-data-change; recorded in data.json)."""
+    the run's only with `accept_data_change` (as --accept-data-change; recorded in data.json).
+    `env`: the object given to `run(env=...)` when config.toml could not name it."""
+    if env is not None:
+        factory_name(env, importable_name(env))  # registers it under the name config.toml holds
     return runs.resume(Path(run_dir), override_lines(overrides), reward_fn=reward,
                        on_step=callbacks(on_step, on_eval), accept_data_change=accept_data_change)
 

@@ -20,6 +20,7 @@ from rlvr.envs.tools import ToolBox
 from rlvr.errors import ConfigError, RewardError
 from rlvr.orchestrate.parts import ModelParts
 from rlvr.orchestrate.paths import resolve_path
+from rlvr.orchestrate.env_factory import checked_factory
 from rlvr.orchestrate.scoring import RewardFn, score_one
 from rlvr.rewards.sandbox import Limits, Sandbox, SandboxUnavailable
 from rlvr.rewards.verdict import Verdict
@@ -98,7 +99,12 @@ def _textarena(config: Config, parts: ModelParts) -> EnvSpec:
     return EnvSpec(textarena_env(e.game, dict(e.options), bracket_actions=e.bracket_actions))
 
 
+def _custom(config: Config, parts: ModelParts) -> EnvSpec:
+    make, probe = checked_factory(config.env.factory, dict(config.env.options))  # orchestrate/env_factory.py
+    return EnvSpec(make, probe.tool_schemas())
+
+
 ENV_BUILDERS: dict[str, Callable[[Config, ModelParts], EnvSpec]] = names.ENV_KIND.bind(
     {"guess_number": _guess_number, "python_tool": _python_tool, "sql": _sql,
-     "single_turn": _single_turn, "textarena": _textarena},
+     "single_turn": _single_turn, "textarena": _textarena, "custom": _custom},
     without=("none",), table="ENV_BUILDERS")
