@@ -63,6 +63,11 @@ class Env(abc.ABC):
     def step(self, action: str) -> StepResult:
         """Answer the policy's action (its turn's text, stop strings and EOS excluded)."""
 
+    def report(self) -> dict:
+        """Plain JSON data an evaluation keeps with the finished episode's record, beyond its
+        trajectory (e.g. a repository episode's diff); {} by default."""
+        return {}
+
 
 @dataclass(frozen=True)
 class EpisodeLimits:

@@ -98,7 +98,13 @@ def _textarena(config: Config, parts) -> EnvSpec:
     return EnvSpec(textarena_env(e.game, dict(e.options), bracket_actions=e.bracket_actions))
 
 
+def _repo(config: Config, parts) -> EnvSpec:
+    from rlvr.orchestrate.repo_env_choice import repo_spec  # its own module (issue 24)
+
+    return repo_spec(config, parts)
+
+
 ENV_BUILDERS: dict[str, Callable[[Config, object], EnvSpec]] = names.ENV_KIND.bind(
     {"guess_number": _guess_number, "python_tool": _python_tool, "sql": _sql,
-     "single_turn": _single_turn, "textarena": _textarena},
+     "single_turn": _single_turn, "textarena": _textarena, "repo": _repo},
     without=("none",), table="ENV_BUILDERS")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from rlvr.envs.base import Env, StepResult
 from rlvr.envs.repo.score import RepoVerdict, score_work
+from rlvr.envs.repo.tampering import tampering_flags
 from rlvr.envs.repo.task import RepoTask
 from rlvr.envs.repo.tools import WorkTree
 from rlvr.envs.tools import ToolBox
@@ -62,6 +63,7 @@ class RepoEnv(Env):
         self.tasks, self.sandbox, self.settings = tasks, sandbox, settings
         self.task: RepoTask | None = None
         self.verdict: RepoVerdict | None = None
+        self.tampering: tuple[str, ...] = ()
         self.turns = self.calls = 0
 
     def reset(self, sample: Sample, seed: int) -> str:
@@ -88,9 +90,24 @@ class RepoEnv(Env):
     def _finish(self, reason: str, metrics: dict) -> StepResult:
         self.verdict = score_work(self.task, self.work.files, self.sandbox, partial=self.settings.partial,
                                   similarity_weight=self.settings.similarity_weight)
-        metrics = {**metrics, **self.verdict.metrics(self.task), f"repo/stop_{reason}": 1.0}
-        metrics.update({f"repo/flag_{flag}": 1.0 for flag in self.verdict.flags})
+        self.tampering = tampering_flags(self.task.base, self.work.files, self.work.calls, self.verdict.flags)
+        metrics = {**metrics, **self.verdict.metrics(self.task), f"repo/stop_{reason}": 1.0,
+                   "repo/tampered": float(bool(self.tampering))}
+        metrics.update({f"repo/tamper_{flag}": 1.0 for flag in self.tampering})
         return StepResult("", reward=self.verdict.reward, done=True, stop_reason=reason, metrics=metrics)
+
+
+    def report(self) -> dict:
+        """What an evaluation keeps beyond the trajectory: the diff, the per-test outcomes, the flags."""
+        if self.verdict is None:
+            return {}
+        v = self.verdict
+        tests = {t: v.run.outcomes.get(t, (None, ""))[0] for t in self.task.test_ids} if v.run else {}
+        return {"repo": {"instance_id": self.task.instance_id, "diff": v.diff, "resolved": v.resolved,
+                         "f2p": [v.f2p_passed, len(self.task.fail_to_pass)],
+                         "p2p": [v.p2p_passed, len(self.task.pass_to_pass)], "tests": tests,
+                         "similarity": v.comparison.similarity if v.comparison else None,
+                         "flags": list(v.flags), "tampering": list(self.tampering), "reason": v.reason}}
 
 
 def repo_env(tasks: list[RepoTask], sandbox: Sandbox, settings: RepoSettings = RepoSettings()) -> Callable[[], RepoEnv]:

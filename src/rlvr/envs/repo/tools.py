@@ -20,6 +20,7 @@ PatchError: ..."); the episode goes on, and the tree is unchanged.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 
 from rlvr.envs.repo.patches import apply_patch as apply_unified, replace_block
@@ -38,6 +39,7 @@ class WorkTree:
         self.files, self.sandbox = dict(tree), sandbox
         self.run_timeout_s, self.max_output = run_timeout_s, max_output
         self.submitted = False
+        self.calls: list[tuple[str, dict, str]] = []  # (tool, arguments, result or error): the tampering monitor's
 
     def _existing(self, path: str) -> str:
         clean = safe_path(path)
@@ -137,5 +139,20 @@ class WorkTree:
         return "submitted"
 
     def tools(self) -> list:
-        return [self.list_files, self.find_files, self.read_file, self.grep, self.edit,
-                self.apply_patch, self.run, self.submit]
+        """The tools, each recording its calls in `calls`."""
+        methods = [self.list_files, self.find_files, self.read_file, self.grep, self.edit,
+                   self.apply_patch, self.run, self.submit]
+        return [self._recorded(method) for method in methods]
+
+    def _recorded(self, method):
+        @functools.wraps(method)
+        def tool(**arguments):
+            try:
+                out = method(**arguments)
+            except Exception as error:  # recorded, then the ToolBox makes it the observation
+                self.calls.append((method.__name__, arguments, f"{type(error).__name__}: {error}"[:500]))
+                raise
+            self.calls.append((method.__name__, arguments, str(out)[:500]))
+            return out
+
+        return tool
