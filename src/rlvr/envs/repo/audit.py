@@ -13,9 +13,7 @@ from __future__ import annotations
 import contextlib
 import py_compile
 import shutil
-import socket
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,6 +23,7 @@ from typing import Iterator
 from rlvr.envs.repo.attacks import AUDIT_ROW, GOOD, REFERENCE_NAME, RepoAttack, repo_attacks
 from rlvr.envs.repo.env import RepoSettings, repo_env, task_samples
 from rlvr.envs.repo.task import task_from_row
+from rlvr.rewards.audit import loopback_server
 from rlvr.rewards.sandbox import Limits, Sandbox
 
 CONTROL_MIN = 0.9
@@ -65,27 +64,9 @@ def planted_reference() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def fix_server() -> Iterator[tuple[int, list]]:
-    """A loopback TCP server that sends the fixed file to every connection."""
-    server = socket.create_server(("127.0.0.1", 0))
-    accepted: list = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            accepted.append(1)
-            with conn, contextlib.suppress(OSError):
-                conn.sendall(GOOD.encode())
-
-    threading.Thread(target=serve, daemon=True).start()
-    try:
-        yield server.getsockname()[1], accepted
-    finally:
-        server.close()
+def fix_server():
+    """A loopback TCP server that sends the fixed file for any request (rewards.audit's server)."""
+    return loopback_server(lambda request: GOOD.encode())
 
 
 def play(attack: RepoAttack, make_env, sample) -> RepoOutcome:
