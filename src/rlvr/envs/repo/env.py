@@ -78,23 +78,24 @@ class RepoEnv(Env):
         self.turns += 1
         results = self.toolbox.run(action)
         if results is None:
-            return self._finish("no_tool_call", {})
+            return self._finish("no_tool_call", {}, 0)
         self.calls += results.calls
         metrics = dict(results.metrics)
         if self.work.submitted:
-            return self._finish("submitted", metrics)
+            return self._finish("submitted", metrics, results.calls)
         if self.turns >= self.settings.max_turns or self.calls >= self.settings.max_tool_calls:
-            return self._finish("auto_submit", metrics)
+            return self._finish("auto_submit", metrics, results.calls)
         return StepResult(results.observation, metrics=metrics, tool_calls=results.calls)
 
-    def _finish(self, reason: str, metrics: dict) -> StepResult:
+    def _finish(self, reason: str, metrics: dict, calls: int) -> StepResult:
         self.verdict = score_work(self.task, self.work.files, self.sandbox, partial=self.settings.partial,
                                   similarity_weight=self.settings.similarity_weight)
         self.tampering = tampering_flags(self.task.base, self.work.files, self.work.calls, self.verdict.flags)
         metrics = {**metrics, **self.verdict.metrics(self.task), f"repo/stop_{reason}": 1.0,
                    "repo/tampered": float(bool(self.tampering))}
         metrics.update({f"repo/tamper_{flag}": 1.0 for flag in self.tampering})
-        return StepResult("", reward=self.verdict.reward, done=True, stop_reason=reason, metrics=metrics)
+        return StepResult("", reward=self.verdict.reward, done=True, stop_reason=reason, metrics=metrics,
+                          tool_calls=calls)
 
 
     def report(self) -> dict:
