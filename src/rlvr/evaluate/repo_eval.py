@@ -6,7 +6,7 @@ passed, whatever the shaping term added to the reward):
 
     resolved@1      = mean over tasks of c / k
     resolved pass@k = mean over tasks of 1 - C(k - c, k) / C(k, k')   (Chen et al. 2021, eq. 1)
-    test pass rate  = per test id: the share of its task's episodes in which it passed
+    test pass rate  = per "instance_id test_id": the share of the task's episodes in which it passed
     similarity      = mean patch similarity to the reference (episodes that have one)
     tampering       = per flag: the share of episodes the tampering monitor flagged
 
@@ -40,7 +40,7 @@ def repo_summary(tasks: Sequence, ks: Sequence[int], seed: int = 0) -> dict:
     for t in tasks:
         for o in t.outcomes:
             for test_id, passed in (_repo(o).get("tests") or {}).items():
-                passes.setdefault(test_id, []).append(float(passed is True))
+                passes.setdefault(f"{_repo(o)['instance_id']} {test_id}", []).append(float(passed is True))
     episodes = [o for t in tasks for o in t.outcomes]
     similarities = [r["similarity"] for r in map(_repo, episodes) if r.get("similarity") is not None]
     flags = Counter(flag for o in episodes for flag in _repo(o).get("tampering", []))
