@@ -159,6 +159,7 @@ TASK_KIND = Registry("task.kind", {
     "datasets": "local jsonl / parquet / arrow / csv files through `datasets`, text or chat-message prompts",
     "guess_number": "seeded guess-the-number games over task.low .. task.high (env.kind = 'guess_number' plays them)",
     "textarena": "game seeds, one a task (env.kind = 'textarena' plays each as one game of env.game)",
+    "repo": "repository tasks in SWE-bench's fields, by default the shipped generated bug fixes (env.kind = 'repo')",
 })
 # reasoning-gym generators whose gold answers are plain numbers (every answer of 20 items at
 # seed 3 parsed as a number, reasoning-gym 0.1.25): the math verifier may score them; every
@@ -200,6 +201,7 @@ ENV_KIND = Registry("env.kind", {
     "single_turn": "each task as a one-turn episode: the single-turn rollouts and scoring, with episode records and env/* metrics",
     "textarena": "a single-player textarena game (extra `envs`) checked to run offline; the task's seed fixes the game",
     "custom": "your own Env: env.factory = 'package.module:ClassOrFunction', called with [env.options] once per episode",
+    "repo": "fix a bug in a repository with file/edit/run tools in the sandbox; hidden tests and a gated patch comparator score it",
 })
 # The env kinds whose rows are single-turn generations (RolloutSource's code): they evaluate with
 # the single-turn evaluation (greedy accuracy, pass@k), the others by playing episodes.

@@ -17,8 +17,9 @@ KIND_CHOICES = names.PROGRAM_VERIFIER.names
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     au = sub.add_parser("audit", help=HELP, description=HELP + ". See docs/reward-hacks.md.")
-    au.add_argument("name", help=f"a built-in verifier ({', '.join(KIND_CHOICES)}) or a "
-                                 "reward function as package.module:function")
+    au.add_argument("name", help=f"a built-in verifier ({', '.join(KIND_CHOICES)}), 'repo' (the agentic "
+                                 "attacks on env.kind = 'repo', docs/env-repo.md) or a reward function as "
+                                 "package.module:function")
     au.add_argument("--kind", choices=KIND_CHOICES,
                     help="with a function: which attacks apply (default: every text attack)")
     au.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
@@ -79,6 +80,10 @@ def run_audit_command(args: argparse.Namespace) -> int:
     from rlvr.cli.verify_command import parse_options
     from rlvr.rewards.audit import run_audit
 
+    if args.name == "repo":
+        from rlvr.cli.audit_repo import run_repo_audit_command
+
+        return run_repo_audit_command(args)
     if not args.budget > 0:
         raise ConfigError(f"--budget must be positive, got {args.budget}")
     report = run_audit(target_of(args.name), args.kind, parse_options(args.options), args.budget)

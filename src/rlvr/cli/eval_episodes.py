@@ -179,11 +179,26 @@ def print_episode_summary(output: "EvalOutput", seconds: float) -> None:
     stops = ", ".join(f"{r} {share:.0%}" for r, share in m["stop_reasons"].items())
     print(f"  turns {m['turns_mean']:.2f}, tool calls {m['tool_calls_mean']:.2f} per episode; "
           f"{m['env_errors']} raised; stop reasons: {stops}")
+    if "repo" in m:
+        print_repo_summary(m["repo"])
     print(f"disagreements: {m['disagreements']} of {m['tasks']} tasks have episodes that succeed and fail, "
           f"ranked in {output.disagreements}")
     if "compare" in output.results:
         print_compare(output.results["compare"])
     print(f"results:  {output.results_file}\nepisodes: {output.folder / 'episodes.jsonl'}\nreport:   {output.report}")
+
+
+def print_repo_summary(repo: dict) -> None:
+    """The repository lines (rlvr.evaluate.repo_eval): resolved rate, tests, similarity, tampering."""
+    from rlvr.evaluate.confidence import Estimate
+
+    print(f"  {'resolved@1':<10} {Estimate(repo['resolved_at_1']['mean'], *repo['resolved_at_1']['ci'])}")
+    for k, entry in repo["resolved_pass_at_k"].items():
+        print(f"  {'resolved pass@' + k:<10} {Estimate(entry['mean'], *entry['ci'])}")
+    similarity = "-" if repo["similarity_mean"] is None else f"{repo['similarity_mean']:.3f}"
+    flags = ", ".join(f"{f} {share:.0%}" for f, share in repo["tampering"].items()) or "none"
+    print(f"  listed tests passed {repo['tests_passed_share']:.1%}; patch similarity {similarity}; "
+          f"tampering flags: {flags}")
 
 
 def print_compare(compare: dict) -> None:

@@ -12,13 +12,15 @@ if TYPE_CHECKING:
     from rlvr.config.schema import Config
 
 # env.kind -> the task kind it plays, where it plays only one.
-ENV_TASK = {"guess_number": "guess_number", "textarena": "textarena"}
+ENV_TASK = {"guess_number": "guess_number", "textarena": "textarena", "repo": "repo"}
 
 
 def env_incoherences(c: Config) -> Iterator[str]:
     e = c.env
     if c.task.kind == "textarena" and e.kind != "textarena":
         yield f"task.kind = 'textarena' rows are game seeds: they need env.kind = 'textarena', not {e.kind!r}"
+    if c.task.kind == "repo" and e.kind != "repo":
+        yield f"task.kind = 'repo' rows are repositories to fix: they need env.kind = 'repo', not {e.kind!r}"
     if e.kind == "none":
         return
     here = f"env.kind = {e.kind!r}"

@@ -111,9 +111,15 @@ class CustomEnv(EpisodeSection):
     options: dict[str, Any] = Field({}, description="keyword arguments of every factory call")
 
 
+def _repo_env() -> type[Section]:
+    from rlvr.config.sections_repo import RepoEnv  # it builds on EpisodeSection, defined above
+
+    return RepoEnv
+
+
 ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
     "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
-    "single_turn": SingleTurnEnv, "textarena": TextArenaEnv, "custom": CustomEnv,
+    "single_turn": SingleTurnEnv, "textarena": TextArenaEnv, "custom": CustomEnv, "repo": _repo_env(),
 }, table="ENV_SECTIONS")
 
 

@@ -11,6 +11,7 @@ from rlvr import names
 from rlvr.config.coherence import arithmetic_problems, refuse
 from rlvr.config.section import Section
 from rlvr.config.sections_env import GuessNumberTask, TextArenaTask
+from rlvr.config.sections_repo import RepoTaskSection
 
 
 class ArithmeticTask(Section):
@@ -72,7 +73,7 @@ class DatasetsTask(Section):
 # [task] is keyed on `kind`: each kind's section carries only its own options.
 TASK_SECTIONS: dict[str, type[Section]] = names.TASK_KIND.bind({
     "arithmetic": ArithmeticTask, "jsonl": JsonlTask, "humaneval": HumanEvalTask, "reasoning_gym": ReasoningGymTask,
-    "datasets": DatasetsTask, "guess_number": GuessNumberTask, "textarena": TextArenaTask,
+    "datasets": DatasetsTask, "guess_number": GuessNumberTask, "textarena": TextArenaTask, "repo": RepoTaskSection,
 }, table="TASK_SECTIONS")
 # What rlvr wrote for every [task] key before the section was keyed on kind (each run's
 # config.toml held them all): a key of another kind with this value is such a leftover.

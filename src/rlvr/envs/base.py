@@ -69,6 +69,11 @@ class Env(abc.ABC):
         one instance, so every episode of a run must offer the same tools."""
         return None
 
+    def report(self) -> dict:
+        """Plain JSON data an evaluation keeps with the finished episode's record, beyond its
+        trajectory (e.g. a repository episode's diff); {} by default."""
+        return {}
+
 
 @dataclass(frozen=True)
 class EpisodeLimits:

@@ -70,7 +70,31 @@ def trajectory_html(row: dict) -> str:
         parts.append(turn_block("observation", f"environment, reward {turn['reward']:g}{calls}", turn["observation"]))
     if row.get("error"):
         parts.append(turn_block("observation", "the environment raised", row["error"]))
+    if ep.get("repo"):
+        parts.append(repo_block(ep["repo"]))
     return "".join(parts)
+
+
+def repo_block(repo: dict) -> str:
+    """A repository episode's outcome and its diff against the base (env.kind = "repo")."""
+    flags = ", ".join(repo.get("tampering", [])) or "none"
+    title = f"diff against the base ({repo.get('reason', '')}; tampering flags: {flags})"
+    return turn_block("observation diff", title, repo.get("diff") or "(no change)")
+
+
+def repo_metrics_table(labelled: list[tuple[str, dict]]) -> str:
+    """Resolved rate, pass@k of resolved, tests passed, similarity, tampering; one column a model."""
+    first = labelled[0][1]["repo"]
+    rows = [["resolved@1"] + [fmt(r["repo"]["resolved_at_1"]) for _, r in labelled]]
+    rows += [[f"resolved pass@{k}"] + [fmt(r["repo"]["resolved_pass_at_k"][k]) for _, r in labelled]
+             for k in first["resolved_pass_at_k"]]
+    rows += [["listed tests passed"] + [f"{r['repo']['tests_passed_share']:.1%}" for _, r in labelled],
+             ["patch similarity"] + [("-" if r["repo"]["similarity_mean"] is None else f"{r['repo']['similarity_mean']:.3f}")
+                                     for _, r in labelled],
+             ["episodes flagged for tampering"] + [f"{r['repo']['tampered_episodes']:.1%}" for _, r in labelled]]
+    flags = sorted({f for _, r in labelled for f in r["repo"]["tampering"]})
+    rows += [[f"flag {f}"] + [f"{r['repo']['tampering'].get(f, 0.0):.1%}" for _, r in labelled] for f in flags]
+    return table(["repository metric (95% CI over tasks)"] + [label for label, _ in labelled], rows)
 
 
 def trajectories_section(label: str, rows: list[dict]) -> str:
@@ -85,7 +109,8 @@ def episode_sections(results: dict, disagreements: list[dict], trajectories: dic
     labelled = labelled_sides(results)
     curve = plot_curves(labelled, curves=(("pass_at_k", "o-"),), xlabel="k (episodes)")
     hist = plot_histogram(labelled, bars=success_bars, xlabel="successes c out of k episodes", ylabel="tasks")
-    parts = [episode_metrics_table(labelled),
+    repo = [repo_metrics_table(labelled)] if all("repo" in r for _, r in labelled) else []
+    parts = [episode_metrics_table(labelled), *repo,
              "<h2>pass@k</h2>", f"<img src='data:image/png;base64,{png_base64(curve)}'>",
              "<h2>Tasks by successes</h2>", f"<img src='data:image/png;base64,{png_base64(hist)}'>",
              "<h2>Stop reasons</h2>", stop_reasons_table(labelled),

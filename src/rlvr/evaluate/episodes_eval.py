@@ -119,7 +119,15 @@ def summarize_episodes(tasks: Sequence[TaskEpisodes], ks: Sequence[int], *,
             "success_at_1": bootstrap_mean(c / n, seed=seed).as_dict(), "pass_at_k": pass_k,
             "histogram": {str(i): v for i, v in success_histogram(tasks, threshold).items()},
             "disagreements": int(((c > 0) & (c < n)).sum()),
-            **episode_stats([o for t in tasks for o in t.outcomes]), "per_task": per_task}
+            **episode_stats([o for t in tasks for o in t.outcomes]), "per_task": per_task,
+            **_repo_entry(tasks, ks, seed)}
+
+
+def _repo_entry(tasks: Sequence[TaskEpisodes], ks: Sequence[int], seed: int) -> dict:
+    """{"repo": ...} for repository episodes (rlvr.evaluate.repo_eval), else {}."""
+    from rlvr.evaluate.repo_eval import has_repo_records, repo_summary
+
+    return {"repo": repo_summary(tasks, ks, seed)} if has_repo_records(tasks) else {}
 
 
 def disagreeing_tasks(tasks: Sequence[TaskEpisodes], threshold: float = SUCCESS_THRESHOLD) -> list[dict]:

@@ -104,7 +104,13 @@ def _custom(config: Config, parts: ModelParts) -> EnvSpec:
     return EnvSpec(make, probe.tool_schemas())
 
 
+def _repo(config: Config, parts: ModelParts) -> EnvSpec:
+    from rlvr.orchestrate.repo_env_choice import repo_spec  # its own module (issue 24)
+
+    return repo_spec(config, parts)
+
+
 ENV_BUILDERS: dict[str, Callable[[Config, ModelParts], EnvSpec]] = names.ENV_KIND.bind(
     {"guess_number": _guess_number, "python_tool": _python_tool, "sql": _sql,
-     "single_turn": _single_turn, "textarena": _textarena, "custom": _custom},
+     "single_turn": _single_turn, "textarena": _textarena, "custom": _custom, "repo": _repo},
     without=("none",), table="ENV_BUILDERS")

@@ -43,6 +43,8 @@ def outcome_of(ep: Episode, renderer: Renderer | None = None) -> EpisodeOutcome:
                                                           "error": ep.error}
     if renderer is not None and traj is not None:
         record["first_observation"] = renderer.tokenizer.decode(traj.prompt_ids)
+    if ep.env is not None:
+        record.update(ep.env.report())
     return EpisodeOutcome(reward=ep.step_rewards[-1] if ep.step_rewards else 0.0,
                           env_ended=ep.stop_reason not in RUNNER_STOP_REASONS,
                           turns=len(traj.turns) if traj is not None else 0, tool_calls=ep.tool_calls,

@@ -127,10 +127,21 @@ def audit_code(attacks: Sequence[Attack], options: Mapping[str, object]) -> list
     return sorted(scored, key=lambda o: order[id(o.attack)])
 
 
-@contextlib.contextmanager
-def oracle_server() -> Iterator[tuple[int, list]]:
+def _oracle_answer(request: bytes) -> bytes:
+    a, b = map(int, request.split())
+    return b"%d" % (a * b + 7)
+
+
+def oracle_server():
     """A TCP server on the host's loopback that answers `a b` with `a * b + 7`: the network
     attack's only way to a right answer. Yields (port, the connections it accepted)."""
+    return loopback_server(_oracle_answer)
+
+
+@contextlib.contextmanager
+def loopback_server(answer: Callable[[bytes], bytes]) -> Iterator[tuple[int, list]]:
+    """A TCP server on the host's loopback that sends `answer(request)` for each connection's
+    first message (up to 64 bytes). Yields (port, the connections it accepted)."""
     server = socket.create_server(("127.0.0.1", 0))
     connections: list = []
 
@@ -142,8 +153,7 @@ def oracle_server() -> Iterator[tuple[int, list]]:
                 return
             connections.append(conn)
             with conn, contextlib.suppress(OSError, ValueError):
-                a, b = map(int, conn.recv(64).split())
-                conn.sendall(b"%d" % (a * b + 7))
+                conn.sendall(answer(conn.recv(64)))
 
     threading.Thread(target=serve, daemon=True).start()
     try:

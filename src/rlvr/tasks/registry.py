@@ -74,6 +74,13 @@ def _textarena(t: TaskSection, resolve: Resolve, render=None) -> Splits:
     return game_seed_splits(seed=t.seed, train_size=t.train_size, test_size=t.test_size, name="textarena")
 
 
+def _repo(t: TaskSection, resolve: Resolve, render=None) -> Splits:
+    from rlvr.tasks.repo_tasks import repo_paths, repo_samples
+
+    train, test = repo_paths(t.train_path, t.test_path, resolve)
+    return repo_samples(train, t.train_size), repo_samples(test, t.test_size)
+
+
 TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
     "arithmetic": TaskKind(_arithmetic, scorer="math"),
     "jsonl": TaskKind(_jsonl, scorer="math"),
@@ -82,6 +89,7 @@ TASKS: dict[str, TaskKind] = names.TASK_KIND.bind({
     "datasets": TaskKind(_datasets, scorer="math"),
     "guess_number": TaskKind(_guess_number, scorer="math"),  # single-turn: the first guess
     "textarena": TaskKind(_textarena, scorer="math"),  # only env.kind = "textarena" plays it (coherence_env.py)
+    "repo": TaskKind(_repo, scorer="math"),  # only env.kind = "repo" plays it (coherence_env.py)
 }, table="TASKS")
 
 

@@ -1,0 +1,37 @@
+import pytest
+
+from matrix import add, identity, multiply, scale, trace, transpose
+
+
+def test_identity():
+    assert identity(2) == [[1, 0], [0, 1]]
+
+
+def test_transpose():
+    assert transpose([[1, 2, 3], [4, 5, 6]]) == [[1, 4], [2, 5], [3, 6]]
+
+
+def test_multiply():
+    assert multiply([[1, 2], [3, 4]], [[5, 6], [7, 8]]) == [[19, 22], [43, 50]]
+
+
+def test_multiply_rectangular():
+    assert multiply([[1, 2, 3]], [[1], [2], [3]]) == [[14]]
+
+
+def test_multiply_shapes():
+    with pytest.raises(ValueError):
+        multiply([[1, 2]], [[1, 2]])
+
+
+def test_trace():
+    assert trace([[1, 2], [3, 4]]) == 5
+
+
+def test_add():
+    assert add([[1, 2]], [[3, 4]]) == [[4, 6]]
+
+
+def test_scale():
+    assert scale([[1, -2]], 3) == [[3, -6]]
+    assert scale([[1]]) == [[2]]
