@@ -85,7 +85,7 @@ def parse_ks(text: str | None, n: int) -> tuple[int, ...]:
     return ks
 
 
-EPISODE_ONLY_TASKS = ("textarena",)  # tasks only an [env] plays (coherence_env.py)
+EPISODE_ONLY_TASKS = ("textarena", "repo")  # tasks only an [env] plays (coherence_env.py)
 
 
 def task_section(task: str) -> "TaskSection":
