@@ -26,7 +26,8 @@ from rlvr.config.sft_schema import SFTConfig
 from rlvr.engines.loading import load_model, load_tokenizer, pad_token_id
 from rlvr.errors import ConfigError
 from rlvr.orchestrate.paths import resolve_path
-from rlvr.orchestrate.run import claim, ctrl_c_stops_after_the_step, repair_for_resume, repo_root
+from rlvr.orchestrate.run import claim, repair_for_resume, repo_root
+from rlvr.orchestrate.stop_signals import stop_after_the_step
 from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted
 from rlvr.tasks.chat import with_chat_template
 from rlvr.tasks.sft_rows import SFTCounts, load_examples
@@ -169,7 +170,7 @@ def run_steps(loop: SFTLoop, on_step=None) -> SFTResult:
     config, start = loop.config, time.perf_counter()
     schedule = CheckpointSchedule(config.checkpoint.every, config.checkpoint.every_minutes * 60 or None, loop.step)
     first = loop.step == 0
-    with ctrl_c_stops_after_the_step(loop):
+    with stop_after_the_step(loop, config.run.sigterm_grace_s):  # Ctrl-C and SIGTERM, as `rlvr train`
         try:
             while loop.step < config.train.steps and not loop.stop_requested:
                 metrics = loop.train_step()
