@@ -28,8 +28,9 @@ def corpus() -> list[str]:
                     "system", "What is 12+34?", "The answer is 46."]
 
 
-def bpe_tokenizer():
-    """The trained tokenizer as a transformers fast tokenizer, its chat template set."""
+def bpe_tokenizer(lines: list[str] | None = None, vocab_size: int = 400):
+    """The tokenizer trained on `lines` (default: `corpus()`) as a transformers fast tokenizer,
+    its chat template set."""
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
@@ -44,21 +45,21 @@ def bpe_tokenizer():
         pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     core.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS,
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    core.train_from_iterator(corpus(), trainer)
+    core.train_from_iterator(corpus() if lines is None else lines, trainer)
     tok = PreTrainedTokenizerFast(tokenizer_object=core, eos_token=SPECIALS[0], pad_token=SPECIALS[0],
                                   additional_special_tokens=SPECIALS[1:])
     tok.chat_template = CHAT_TEMPLATE
     return tok
 
 
-def save_chat_model(folder: Path, tokenizer, arch: str, seed: int = 0) -> Path:
+def save_chat_model(folder: Path, tokenizer, arch: str, seed: int = 0, hidden: int = 32, layers: int = 2) -> Path:
     """A tiny random `arch` ("qwen2" or "llama") over `tokenizer`, saved with it in `folder`."""
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
-    shape = dict(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    shape = dict(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
                  eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True)
     config_class, model_class = {"qwen2": (Qwen2Config, Qwen2ForCausalLM), "llama": (LlamaConfig, LlamaForCausalLM)}[arch]

@@ -41,6 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "train": GROUND | {"config", "models", "algo"},  # gets an objective; never an engine
     "evaluate": GROUND | {"engines", "rewards", "tasks", "scaling"},  # no training
     "serve": GROUND | {"engines"},  # no training, no cli
+    "spec": GROUND,  # a spec file, its checkable domain and the exact judge: no model code
     # rlvr/__init__.py: the Python API's names, imported lazily by their module names (strings,
     # so no edge here): orchestrate.api, config, rewards
     "__init__": set(),
@@ -101,7 +102,11 @@ def _walk(node: ast.AST, kind: str):
 
 
 def _package_of(path: Path) -> str:
+    """The package a file belongs to; a `__main__.py` is a program (`python -m rlvr.serve`),
+    which nothing imports: it stands with the cli, above every package."""
     rel = path.relative_to(SRC)
+    if path.name == "__main__.py":
+        return "cli"
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 

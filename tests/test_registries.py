@@ -38,7 +38,7 @@ def bound_tables():
     from rlvr.train.schedule import DECAYS
     from rlvr.envs.tools import PARSERS
     from rlvr.orchestrate.env_choice import ENV_BUILDERS
-    from rlvr.orchestrate.plan import SOURCES
+    from rlvr.orchestrate.source_choice import SOURCES
     from rlvr.envs.credit import CREDITS
 
     none = ("none",)

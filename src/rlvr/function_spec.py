@@ -19,6 +19,13 @@ def import_function(spec: str, where: str, form: str = "'package.module:function
         module = importlib.import_module(module_name)
     except ImportError as e:
         raise ConfigError(f"{where}: cannot import {module_name!r} ({e})") from None
+    except SyntaxError as e:
+        raise ConfigError(f"{where}: {module_name!r} has a syntax error at {e.filename}:{e.lineno}: {e.msg}") from None
+    # Importing runs the user's module: whatever it raises, sys.exit() included (which would
+    # end the command silently, with status 0), is reported as one line naming the module.
+    except (Exception, SystemExit) as e:
+        what = f"SystemExit({e.code!r})" if isinstance(e, SystemExit) else f"{type(e).__name__}: {e}"
+        raise ConfigError(f"{where}: importing {module_name!r} raised {what}") from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ConfigError(f"{where}: {module_name} has no function {attr!r}")

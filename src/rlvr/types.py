@@ -143,3 +143,16 @@ class Batch:
         """The sub-batch of the given rows (micro-batching), padding kept as it is."""
         return Batch(**{f.name: None if (v := getattr(self, f.name)) is None else v[index]
                         for f in dataclasses.fields(self)})
+
+
+IGNORE = -100  # the label of a token a supervised loss does not train on (PyTorch's ignore_index)
+
+
+@dataclass(frozen=True)
+class SFTExample:
+    """One supervised example (rlvr.tasks.sft_rows → rlvr.train.sft_batches): token ids and
+    their labels, the id where the loss trains on the token and IGNORE elsewhere."""
+
+    ids: list[int]
+    labels: list[int]
+    source: str  # "file row i"

@@ -66,3 +66,15 @@ def test_objective_acts_only_on_selected_tokens(mode):
 def test_missing_selection_is_an_error():
     with pytest.raises(ValueError, match="needs cov_select"):
         Objective(entropy_control="kl_cov").loss(LOGP.clone(), batch_with(None), MASK)
+
+
+def test_kl_cov_ties_take_the_earliest_tokens():
+    # 20 tokens: token 0 has A = 1, log pi = 0, the rest A = 0, log pi = -1. mean A = 0.05,
+    # mean log pi = -0.95: cov_0 = 0.95 * 0.95, every other cov = (-0.05)(-0.05), all tied.
+    # k = 3 takes token 0 and the two earliest of the tie (flat 1, 2), whatever the size;
+    # torch.topk, on this size, takes others (13, 14 on this CPU build).
+    adv = torch.zeros(4, 5, dtype=torch.float64)
+    logp = -torch.ones(4, 5, dtype=torch.float64)
+    adv[0, 0], logp[0, 0] = 1.0, 0.0
+    select = kl_cov_select(adv, logp, torch.ones(4, 5, dtype=torch.float64), ratio=0.15)
+    assert select.flatten().nonzero().flatten().tolist() == [0, 1, 2]

@@ -160,6 +160,22 @@ def test_off_policy_case_drops_some_but_not_all_negatives():
     assert keep[:, 0].tolist() == [1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
 
 
+@pytest.mark.parametrize("delta", [-0.25, -0.155])
+@pytest.mark.parametrize("seed", [0, 2])
+def test_negative_off_policy_thresholds_through_the_recipe_key_match_trl(delta, seed):
+    # TRL takes any threshold; `algo.off_policy_delta` must load what the function takes.
+    from rlvr.config import load_config
+    from rlvr.orchestrate.plan import objective_args
+
+    loaded = objective_args(load_config(None, [f"algo.off_policy_delta={delta}"]))["off_policy_delta"]
+    assert loaded == delta
+    logp, old_logp, adv, mask, ref_logp = inputs(seed)
+    theirs = trl_loss_and_grad(logp, old_logp, adv, mask, ref_logp, loss_type="grpo", off_policy=delta)
+    ours = rlvr_loss_and_grad(objective("seq_mean_token_mean", off_policy_delta=loaded), logp, old_logp, adv,
+                              mask, ref_logp)
+    assert_agree(ours, theirs)
+
+
 def test_inputs_clip_on_both_sides():
     logp, old_logp, _, mask, _ = inputs(0)
     ratio = (logp - old_logp).exp()[mask.bool()]

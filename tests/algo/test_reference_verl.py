@@ -294,50 +294,6 @@ def test_masked_is_is_verl_rejection_times_its_ratio(ours, theirs, seed):
     close(ours_w, expected)
 
 
-def cov_actor(**policy_loss):
-    from verl.workers.config.actor import PolicyLossConfig
-
-    return ActorConfig(strategy="fsdp", rollout_n=1, ppo_micro_batch_size_per_gpu=1, clip_ratio_low=EPS_LOW,
-                       clip_ratio_high=EPS_HIGH, global_batch_info={},
-                       policy_loss=PolicyLossConfig(**policy_loss))
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_kl_cov(seed):
-    # verl's kl_cov: -A r on every token, + coef |log r| on the top cov_ratio tokens by
-    # covariance of the *current* log-probs; rlvr's selection is given those log-probs here
-    # (in training it uses pi_old, equal to them at the first update). Unclipped PG = ppo_clip
-    # with bounds no ratio reaches.
-    from rlvr.algo.entropy_control import kl_cov_select
-
-    logp, old, _, adv, mask = inputs(seed)
-    select = kl_cov_select(adv, logp, mask, ratio=0.2)
-    obj = Objective(aggregation="token_mean", surrogate_args={"eps_low": 1 - 1e-12, "eps_high": 1e12},
-                    entropy_control="kl_cov", kl_cov_coef=0.7)
-    loss, grad, _ = rlvr_with(obj, logp, old, adv, mask, cov_select=select)
-    vloss, vgrad, _ = verl("kl_cov", logp, old, adv, mask, "token-mean", cov_actor(kl_cov_ratio=0.2, ppo_kl_coef=0.7))
-    assert 1 <= select.sum() < mask.sum()
-    close(loss, vloss), close(grad, vgrad)
-
-
-@pytest.mark.parametrize("seed", [0, 1])
-def test_clip_cov_on_policy(seed):
-    # On-policy (the first update) no token is PPO-clipped, so verl's candidate set is rlvr's;
-    # both draw the random subset with torch.randperm from a generator seeded 7.
-    from rlvr.algo.entropy_control import clip_cov_select
-
-    _, old, _, adv, mask = inputs(seed)
-    select = clip_cov_select(adv, old, mask, ratio=0.1, low=0.05, high=5.0, generator=torch.Generator().manual_seed(7))
-    obj = Objective(aggregation="token_mean", surrogate_args={"eps_low": EPS_LOW, "eps_high": EPS_HIGH},
-                    entropy_control="clip_cov")
-    loss, grad, _ = rlvr_with(obj, old, old, adv, mask, cov_select=select)
-    torch.manual_seed(7)
-    vloss, vgrad, _ = verl("clip_cov", old, old, adv, mask, "token-mean",
-                           cov_actor(clip_cov_ratio=0.1, clip_cov_lb=0.05, clip_cov_ub=5.0))
-    assert select.sum() >= 1
-    close(loss, vloss), close(grad, vgrad)
-
-
 def rlvr_with(objective: Objective, logp, old, adv, mask, **fields):
     b = mask.shape[0]
     batch = Batch(input_ids=torch.zeros(b, 1 + T, dtype=torch.long),

@@ -58,8 +58,14 @@ def test_shipped_task_files_hold_correct_disjoint_sums():
 
 def test_budget_overrides_rescale_dr_grpo_and_dapo():
     recipes = REPO / "recipes"
-    # Dr. GRPO's C is the budget: 8 -> 64. DAPO's overlong window keeps its share: 2 of 8 -> 16 of 64.
-    assert "algo.aggregation_constant=64.0" in bench.budget_overrides(recipes / "dr_grpo.toml", 64)
+    # Dr. GRPO's C is the budget: the recipe leaves it unset, so it follows 8 -> 64 by itself.
+    # DAPO's overlong window keeps its share: 2 of 8 -> 16 of 64.
+    from rlvr.config import load_config
+    from rlvr.orchestrate.plan import objective_args
+
+    dr_grpo = bench.budget_overrides(recipes / "dr_grpo.toml", 64)
+    assert not any("aggregation_constant" in o for o in dr_grpo)
+    assert objective_args(load_config(recipes / "dr_grpo.toml", dr_grpo))["aggregation_constant"] == 64.0
     assert "sampling.overlong_cache=16" in bench.budget_overrides(recipes / "dapo.toml", 64)
     assert bench.budget_overrides(recipes / "grpo.toml", 64) == ["sampling.max_new_tokens=64",
                                                                   "eval.max_new_tokens=64"]

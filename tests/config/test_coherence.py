@@ -52,7 +52,8 @@ CASES = {
     "sequence_ratio_with_discount": ([*RPP, "algo.gamma=0.9", 'algo.ratio_level="sequence_sum"'],
                                      "loses the per-token credit"),
     # [algo]: aggregation, entropy control, advantage
-    "sum_norm_without_constant": (['algo.aggregation="seq_mean_token_sum_norm"'], "needs algo.aggregation_constant"),
+    "sum_norm_without_constant_in_env": (['algo.aggregation="seq_mean_token_sum_norm"', 'env.kind="guess_number"',
+                                          'task.kind="guess_number"'], "in an environment run needs algo.aggregation_constant"),
     "constant_without_sum_norm": (["algo.aggregation_constant=8.0"], "algo.aggregation_constant is only used"),
     "cov_band_empty": (["algo.cov_low=5.0"], "algo.cov_low (5.0) must be below algo.cov_high"),
     "baseline_of_one": (["sampling.group_size=1"], "algo.baseline = 'group_mean' needs sampling.group_size >= 2"),

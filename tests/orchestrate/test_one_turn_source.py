@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rlvr.config import load_config
-from rlvr.orchestrate import plan, train
+from rlvr.orchestrate import source_choice, train
 from rlvr.orchestrate.episode_source import EpisodeSource
 from rlvr.orchestrate.learner import Learner
 
@@ -82,7 +82,7 @@ def test_the_token_budget_cuts_and_drops_as_the_episode_runner_did(tmp_path, bat
     ours_rows = demo(tmp_path, "source", *tight)
     ours = list(batches)
     batches.clear()
-    monkeypatch.setitem(plan.SOURCES, "single_turn", EpisodeSource.from_run)  # the runner's path
+    monkeypatch.setitem(source_choice.SOURCES, "single_turn", EpisodeSource.from_run)  # the runner's path
     runner_rows = demo(tmp_path, "runner", *tight)
     cut = 0
     for a_groups, b_groups in zip(batches, ours):

@@ -58,12 +58,21 @@ def running(service, limits):
         sock.close()
 
 
+def service_of(local, **kw):
+    """A ModelService over the in-process engine, as `rlvr serve` builds it for the demo recipe."""
+    from rlvr.engines import HFEngine
+    from rlvr.serve.model_service import ModelService
+
+    model, tokenizer = local
+    return ModelService(HFEngine(model, tokenizer, seed=0), model, tokenizer, "tiny", **kw)
+
+
 @pytest.fixture
 def make_service(local):
     from rlvr.serve.model_service import ModelService
 
     def make(**kw):
-        return ModelService(*local, "tiny", **kw)
+        return service_of(local, **kw)
     return make
 
 
@@ -98,6 +107,6 @@ def fuzz_server(local):
     from rlvr.serve.limits import ServeLimits
     from rlvr.serve.model_service import ModelService
 
-    service = ModelService(*local, "tiny", max_request_tokens=2000)
+    service = service_of(local, max_request_tokens=2000)
     with running(service, ServeLimits(max_body_bytes=1 << 20, request_timeout_s=20)) as (base, app):
         yield base, app

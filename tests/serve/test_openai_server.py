@@ -192,14 +192,14 @@ def test_http_judge_rejects_malformed_replies(reply, says):
 
 
 def test_serve_command_reports_a_missing_model_folder(tmp_path, capsys):
-    from rlvr.serve.command import main
+    from rlvr.cli.serve_command import main
 
     assert main([str(tmp_path / "nope"), "--port", "0"]) == 2
     assert "model folder not found" in capsys.readouterr().err
 
 
 def test_serve_command_names_a_taken_port_and_a_bad_limit(tmp_path, capsys):
-    from rlvr.serve.command import main
+    from rlvr.cli.serve_command import main
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -137,14 +137,19 @@ class Objective:
         return loss, metrics
 
     def _entropy_control(self, per_token: Tensor, indicators: dict, logp: Tensor, batch: Batch):
-        """Clip-Cov: the selected tokens leave the policy term. KL-Cov: they get
-        + kl_cov_coef * |log pi - log pi_old| (Cui et al. 2025, arXiv:2505.22617, §4)."""
+        """Clip-Cov: the selected tokens leave the policy term, except those the surrogate has
+        clipped (`clip_low` / `clip_high`: they keep their clipped loss, as in verl, where a
+        clipped token is never a candidate). KL-Cov: they get + kl_cov_coef * |log pi - log pi_old|
+        (Cui et al. 2025, arXiv:2505.22617, §4)."""
         if self.entropy_control == "none":
             return per_token, indicators
         if batch.cov_select is None:
             raise ValueError(f"entropy_control={self.entropy_control!r} needs cov_select in the batch")
         select = batch.cov_select
         if self.entropy_control == "clip_cov":
+            for name in ("clip_low", "clip_high"):
+                if name in indicators:
+                    select = select * (1.0 - indicators[name])
             per_token = per_token * (1.0 - select)
         else:
             per_token = per_token + self.kl_cov_coef * (logp - batch.old_logp).abs() * select

@@ -50,8 +50,10 @@ def train(args: argparse.Namespace) -> int:
         saved = args.resume / "config.toml"
         if saved.is_file():  # validated here too, so a bad override fails before torch loads
             load_config(saved, args.overrides)
-        result = load_heavy().resume(args.resume, args.overrides)
+        result = load_heavy().resume(args.resume, args.overrides, accept_data_change=args.accept_data_change)
     else:
+        if args.accept_data_change:
+            raise ConfigError("--accept-data-change goes with --resume RUN_DIR")
         if not args.recipe:
             raise ConfigError("rlvr train needs a recipe (a file or a name from `rlvr recipes`)")
         config = load_config(find_recipe(args.recipe), args.overrides)

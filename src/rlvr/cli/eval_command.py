@@ -176,24 +176,24 @@ def sample_model(path: str, samples: list[Sample], args: argparse.Namespace, ver
 
 
 def load_engine(path: str, samples: list[Sample], args: argparse.Namespace):
-    """Load the model at `path` into an HFEngine seeded by args.seed → (engine, SamplingParams)."""
-    from rlvr.engines import HFEngine, SamplingParams
-    from rlvr.cli.eval_datasets import engine_tokenizer
-    from rlvr.engines.loading import load_model
+    """The model at `path` in the recipe's engine (its plan: `command_plan`), seeded by
+    args.seed → (engine, SamplingParams)."""
+    from rlvr.cli.eval_defaults import REPO, command_plan
+    from rlvr.engines import SamplingParams
     from rlvr.orchestrate.components import check_prompt_lengths
-    from rlvr.train.lora import is_adapter_checkpoint, load_merged
+    from rlvr.orchestrate.model_parts import load_model_parts
 
     # With the template prompts were rendered with: the engine stops on its end-of-turn token.
-    tokenizer = engine_tokenizer(tokenizer_folder(path, args.tokenizer), args.chat_template)
-    # A LoRA run's checkpoint holds adapters only: evaluated merged into the base it names.
-    model = load_merged(Path(path), load_model) if is_adapter_checkpoint(Path(path)) else load_model(path)
-    check_prompt_lengths(samples, tokenizer, getattr(model.config, "max_position_embeddings", None),
+    parts = load_model_parts(command_plan(args, chat_template=args.chat_template), path, REPO, tokenizer_dir=tokenizer_folder(path, args.tokenizer),
+                             with_reward=False)  # scored by the --task's verifier
+    tokenizer = parts.tokenizer
+    check_prompt_lengths(samples, tokenizer, getattr(parts.model.config, "max_position_embeddings", None),
                          args.max_new_tokens)
     for s in samples:
         if not tokenizer(s.prompt, add_special_tokens=False)["input_ids"]:
             raise DatasetError(f"{s.source}: the prompt is empty after tokenisation")
     params = SamplingParams(max_new_tokens=args.max_new_tokens, temperature=args.temperature, stop=args.stop)
-    return HFEngine(model, tokenizer, seed=args.seed), params
+    return parts.engine, params
 
 
 def check_args(args: argparse.Namespace) -> None:

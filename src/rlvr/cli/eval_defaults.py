@@ -1,5 +1,6 @@
 """The sampling defaults of `rlvr eval`, taken from a recipe so that its numbers sit beside the
-trainer's `eval/accuracy` and `eval/pass@k` (same max_new_tokens, temperature and stop strings).
+trainer's `eval/accuracy` and `eval/pass@k` (same max_new_tokens, temperature and stop strings),
+and the plan `rlvr eval` and `rlvr serve` build their engine, tokenizer and reward from.
 
 Which recipe: `--recipe NAME_OR_FILE` if given; else, for a checkpoint inside a run folder
 (`runs/NAME/checkpoints/step_N`), that run's `config.toml`; else the demo recipe, the one that
@@ -11,7 +12,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from rlvr.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rlvr.config import Config
+    from rlvr.orchestrate.plan import RunPlan
 
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT_RECIPE = "demo"
@@ -60,3 +67,16 @@ def fill_defaults(args: argparse.Namespace) -> str:
     if getattr(args, "chat_template", None) is None:
         args.chat_template = config.model.chat_template
     return str(source)
+
+
+def command_plan(args: argparse.Namespace, config: "Config | None" = None, chat_template: str | None = None) -> "RunPlan":
+    """The run plan of the recipe (`config`, else `recipe_source(args)`'s), with the command's
+    --seed (the engine's sampling seed) and `chat_template` (None: the recipe's): the plan
+    `rlvr eval` and `rlvr serve` build from (orchestrate/model_parts.py)."""
+    from rlvr.config import load_config
+    from rlvr.orchestrate.plan import plan_run
+
+    config = config if config is not None else load_config(recipe_source(args))
+    template = chat_template or config.model.chat_template
+    return plan_run(config.model_copy(update={"run": config.run.model_copy(update={"seed": args.seed}),
+                                              "model": config.model.model_copy(update={"chat_template": template})}))

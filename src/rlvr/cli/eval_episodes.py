@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from rlvr.cli.eval_defaults import REPO, recipe_source
@@ -30,6 +29,7 @@ from rlvr.errors import ConfigError
 
 if TYPE_CHECKING:
     from rlvr.config import Config
+    from rlvr.orchestrate.parts import ModelParts
     from rlvr.evaluate.evaluation import EvalOutput
 
 SINGLE_TURN_ONLY = {"cot_judge": "--cot-judge", "prompt_field": "--prompt-field",
@@ -80,23 +80,20 @@ def side_tasks(args: argparse.Namespace, config: "Config", path: str):
     return tokenizer, load_task(config, REPO, tokenizer)[1][:args.limit]
 
 
-def load_parts(args: argparse.Namespace, config: "Config", path: str, tokenizer):
-    """The model at `path` in an HFEngine seeded by args.seed, and the parts an environment is
-    built from (the tokenizer, the recipe's reward)."""
-    from rlvr.engines import HFEngine
-    from rlvr.engines.loading import load_model
-    from rlvr.orchestrate.components import judge_path_resolved
-    from rlvr.orchestrate.scoring import build_reward_fn
-    from rlvr.train.lora import is_adapter_checkpoint, load_merged
+def load_parts(args: argparse.Namespace, config: "Config", path: str) -> "ModelParts":
+    """The model at `path` in the recipe's engine seeded by args.seed, with the parts an
+    environment is built from (the tokenizer with the recipe's template, the recipe's reward),
+    from the recipe's plan as training builds them (orchestrate/model_parts.py)."""
+    from rlvr.cli.eval_command import tokenizer_folder
+    from rlvr.cli.eval_defaults import command_plan
+    from rlvr.orchestrate.model_parts import load_model_parts
 
-    # A LoRA run's checkpoint holds adapters only: evaluated merged into the base it names.
-    model = load_merged(Path(path), load_model) if is_adapter_checkpoint(Path(path)) else load_model(path)
-    context = getattr(model.config, "max_position_embeddings", None)
+    parts = load_model_parts(command_plan(args, config), path, REPO, tokenizer_dir=tokenizer_folder(path, args.tokenizer))
+    context = getattr(parts.model.config, "max_position_embeddings", None)
     if context is not None and config.env.max_total_tokens > context:
         raise ConfigError(f"env.max_total_tokens = {config.env.max_total_tokens} ({recipe_source(args)}) is above "
                           f"the context of {path} ({context} tokens)")
-    reward_fn = build_reward_fn(judge_path_resolved(config.reward, REPO), (model, tokenizer))
-    return HFEngine(model, tokenizer, seed=args.seed), SimpleNamespace(tokenizer=tokenizer, reward_fn=reward_fn)
+    return parts
 
 
 def progress_settings(args: argparse.Namespace, config: "Config", path: str, tasks: int, n: int) -> dict:
@@ -123,8 +120,8 @@ def play_side(args: argparse.Namespace, config: "Config", path: str, side: str, 
         return progress.groups  # all done: not even the model is loaded
     if progress.groups:
         print(f"resuming {side}: {len(progress.groups)} of {len(tasks)} tasks done in {progress.path}")
-    engine, parts = load_parts(args, config, path, tokenizer)
-    evaluator = EpisodeEvaluator.from_config(config, parts)
+    parts = load_parts(args, config, path)
+    engine, evaluator = parts.engine, EpisodeEvaluator.from_config(config, parts)
     play = lambda part: evaluator.play(engine, part, n, params, args.seed,  # noqa: E731
                                        first=len(progress.groups), first_observation=True)
     get_rng = lambda: bytes(engine.generator.get_state().numpy().tobytes())  # noqa: E731

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from rlvr.cli import (audit_command, eval_command, eval_judge_command, export_command, fit_command, report_command,
-                      serve_command, verify_command)
+                      serve_command, sft_command, spec_command, verify_command)
 from rlvr.cli.demo_env import DEMO_ENVS
 from rlvr.errors import RlvrError
 
@@ -22,6 +22,8 @@ examples:
   rlvr eval models/tiny-arith --n 16 --k 1,4,16   pass@k, maj@k, disagreements, report.html
   rlvr fit runs/demo --x tokens              fit the reward-vs-compute sigmoid of a run
   rlvr report runs/demo                      one self-contained HTML page of a run
+  rlvr sft recipes/sft/spec_demo.toml       supervised fine-tuning (loss on assistant tokens)
+  rlvr spec check specs/assistant_v1.toml   rules that conflict or overlap, categories with no rule
   rlvr export runs/demo hf-model             the newest checkpoint as a plain Hugging Face folder
   rlvr eval-judge --judge function:pkg.m:f   benchmark a judge on the shipped labelled set
   rlvr audit math                            run the reward-hack suite against a verifier
@@ -39,6 +41,8 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                     help="override one setting (repeatable)")
     tr.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in this folder")
+    tr.add_argument("--accept-data-change", action="store_true",
+                    help="with --resume: continue although the data differs from the run's (recorded in data.json)")
     demo = sub.add_parser("demo", help="GRPO on the shipped tiny model: held-out accuracy before and after")
     demo.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
     demo.add_argument("--env", choices=sorted(DEMO_ENVS), default=None,
@@ -56,12 +60,14 @@ def parser() -> argparse.ArgumentParser:
     report_command.add_parser(sub)
     eval_judge_command.add_parser(sub)
     export_command.add_parser(sub)
+    sft_command.add_parser(sub)
+    spec_command.add_parser(sub)
     return ap
 
 
 # Commands that validate or read files before (or without) the training stack: their errors and
 # answers must not wait for torch (train/demo import it once the config has passed).
-LIGHT_COMMANDS = ("train", "demo", "recipes", "fit", "verify", "audit", "report", "eval-judge")
+LIGHT_COMMANDS = ("train", "demo", "recipes", "fit", "verify", "audit", "report", "eval-judge", "spec")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,13 +84,14 @@ def main(argv: list[str] | None = None) -> int:
                 "eval": eval_command.run_eval, "fit": fit_command.run_fit,
                 "verify": verify_command.run_verify, "audit": audit_command.run_audit_command,
                 "serve": serve_command.run_serve, "report": report_command.run_report,
-                "eval-judge": eval_judge_command.run_eval_judge, "export": export_command.run_export}[args.command](args)
+                "eval-judge": eval_judge_command.run_eval_judge, "export": export_command.run_export,
+                "sft": sft_command.run_sft, "spec": spec_command.run_spec}[args.command](args)
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # a run's RunInterrupted names its folder; Ctrl-C before one has none
         print(f"rlvr: {str(e) or 'interrupted'}", file=sys.stderr)
-        return 130
+        return getattr(e, "exit_status", 130)
 
 
 if __name__ == "__main__":

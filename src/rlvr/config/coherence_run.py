@@ -20,9 +20,11 @@ def algo_incoherences(c: Config) -> Iterator[str]:
     yield from per_token_incoherences(c.algo)
     yield from advantage_incoherences(c)
     a = c.algo
-    if a.aggregation == "seq_mean_token_sum_norm" and a.aggregation_constant is None:
-        yield ("algo.aggregation = 'seq_mean_token_sum_norm' needs algo.aggregation_constant: Dr. GRPO's C, "
-               "the generation budget (e.g. sampling.max_new_tokens)")
+    if a.aggregation == "seq_mean_token_sum_norm" and a.aggregation_constant is None and c.env.kind != "none":
+        # single-turn, C defaults to sampling.max_new_tokens (orchestrate/plan.py); an episode's
+        # completion spans several turns, whose budget only the user knows
+        yield ("algo.aggregation = 'seq_mean_token_sum_norm' in an environment run needs algo.aggregation_constant: "
+               "Dr. GRPO's C, the episode's generation budget (sampling.max_new_tokens is one turn's)")
     if a.aggregation != "seq_mean_token_sum_norm" and a.aggregation_constant is not None:
         yield f"algo.aggregation_constant is only used by 'seq_mean_token_sum_norm', not {a.aggregation!r}"
     if a.cov_low >= a.cov_high:

@@ -25,8 +25,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
-def load_config(path: str | Path | None, overrides: list[str] = ()) -> Config:
-    """Recipe file (or defaults when None) + overrides → validated `Config`."""
+def load_config(path: str | Path | None, overrides: list[str] = (), schema: type[BaseModel] = Config) -> Config:
+    """Recipe file (or defaults when None) + overrides → validated `Config` (or the `schema`
+    of another stage, e.g. `rlvr sft`'s `SFTConfig`)."""
     text, where = "", "<defaults>"
     if path is not None:
         path = Path(path)
@@ -39,9 +40,9 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> Config:
     except RecursionError:
         raise ConfigError(f"{where}: not valid TOML (nested too deeply)") from None
     for item in overrides:
-        apply_override(data, item)
-    overridden = {".".join(parse_override(item)[0]) for item in overrides}
-    return validate(data, text, where, overridden)
+        apply_override(data, item, schema)
+    overridden = {".".join(parse_override(item, schema)[0]) for item in overrides}
+    return validate(data, text, where, overridden, schema)
 
 
 def read_recipe(path: Path) -> str:
@@ -60,7 +61,7 @@ def read_recipe(path: Path) -> str:
                           f"{e.start}); save the recipe as UTF-8") from None
 
 
-def parse_override(item: str) -> tuple[list[str], Any]:
+def parse_override(item: str, schema: type[BaseModel] = Config) -> tuple[list[str], Any]:
     """`"train.lr=3e-4"` → (["train", "lr"], 3e-4). The value is read as TOML when it parses
     (numbers, booleans, lists, quoted strings) and as a bare string otherwise; a text field
     (`run.name=2024`) takes the bare text as written."""
@@ -68,7 +69,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     if not sep or not key.strip():
         raise ConfigError(f"--set {item!r}: expected section.key=value")
     keys = key.strip().split(".")
-    if field_annotation(keys) in (str, Optional[str]) and not raw.lstrip().startswith(("'", '"')):
+    if field_annotation(keys, schema) in (str, Optional[str]) and not raw.lstrip().startswith(("'", '"')):
         return keys, raw
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
@@ -77,9 +78,9 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     return keys, value
 
 
-def field_annotation(keys: list[str]) -> Any:
+def field_annotation(keys: list[str], schema: type[BaseModel] = Config) -> Any:
     """The type of the config field at `keys` (e.g. ["run", "name"] → str), None if no field."""
-    model: Any = Config
+    model: Any = schema
     for part in keys:
         sections = [m for m in section_variants(model) if part in m.model_fields]
         if not sections:
@@ -96,8 +97,8 @@ def section_variants(annotation: Any) -> list[type[BaseModel]]:
     return [m for arg in typing.get_args(annotation) for m in section_variants(arg)]
 
 
-def apply_override(data: dict, item: str) -> None:
-    keys, value = parse_override(item)
+def apply_override(data: dict, item: str, schema: type[BaseModel] = Config) -> None:
+    keys, value = parse_override(item, schema)
     node = data
     for k in keys[:-1]:
         node = node.setdefault(k, {})
@@ -106,17 +107,19 @@ def apply_override(data: dict, item: str) -> None:
     node[keys[-1]] = value
 
 
-def validate(data: dict, text: str, where: str, overridden: set[str] = frozenset()) -> Config:
+def validate(data: dict, text: str, where: str, overridden: set[str] = frozenset(),
+             schema: type[BaseModel] = Config) -> Config:
     try:
-        return Config.model_validate(data)
+        return schema.model_validate(data)
     except ValidationError as e:
-        lines = [describe(err, text, where, overridden) for err in e.errors()]
+        lines = [describe(err, text, where, overridden, schema) for err in e.errors()]
         raise ConfigError("\n".join(lines)) from None
 
 
-def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset()) -> str:
+def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset(),
+             schema: type[BaseModel] = Config) -> str:
     """One line for one pydantic error: `file:line: key: problem (did you mean ...?)`."""
-    loc, section = without_kind_tag([str(x) for x in err["loc"]])
+    loc, section = without_kind_tag([str(x) for x in err["loc"]], schema)
     dotted = ".".join(loc) if loc else "(config)"
     line = find_line(text, loc)
     place = f"{where}:{line}" if line else where
@@ -124,8 +127,10 @@ def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset(
         place = "--set"
     if err["type"] == "union_tag_invalid":
         return f"{place}: {dotted}.kind = {err['ctx']['tag']!r}: expected one of {err['ctx']['expected_tags']}"
+    if err["type"] == "missing":
+        return f"{place}: {required_keys(loc, schema)} is required; set it in the recipe or with --set"
     if err["type"] == "extra_forbidden":
-        hint = did_you_mean(loc, section)
+        hint = did_you_mean(loc, section, schema)
         return f"{place}: unknown key {dotted!r}{hint}"
     msg = err["msg"].removeprefix("Value error, ")
     if not loc:
@@ -135,29 +140,39 @@ def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset(
     return f"{place}: {dotted}: {msg} (got {short_repr(err.get('input'))})"
 
 
+def required_keys(loc: list[str], schema: type[BaseModel]) -> str:
+    """The dotted key a "missing" error is about; for a missing section, its required keys."""
+    annotation = field_annotation(loc, schema) if loc else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        needed = [name for name, f in annotation.model_fields.items() if f.is_required()]
+        return " and ".join(".".join([*loc, name]) for name in needed) or ".".join(loc)
+    return ".".join(loc)
+
+
 def short_repr(value: Any, limit: int = 80) -> str:
     """repr, cut to `limit` characters so that one line stays one line."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def without_kind_tag(loc: list[str]) -> tuple[list[str], type[BaseModel] | None]:
+def without_kind_tag(loc: list[str], schema: type[BaseModel] = Config) -> tuple[list[str], type[BaseModel] | None]:
     """pydantic puts the kind between a keyed section and its key (task.arithmetic.low): the
     key as a recipe writes it (task.low), and the kind's section model."""
-    if len(loc) >= 2 and loc[0] in Config.model_fields:
-        for model in section_variants(Config.model_fields[loc[0]].annotation):
+    if len(loc) >= 2 and loc[0] in schema.model_fields:
+        variants = section_variants(schema.model_fields[loc[0]].annotation)
+        for model in variants:
             kind = model.model_fields.get("kind")
-            if len(section_variants(Config.model_fields[loc[0]].annotation)) > 1 and kind and kind.default == loc[1]:
+            if len(variants) > 1 and kind and kind.default == loc[1]:
                 return [loc[0], *loc[2:]], model
     return loc, None
 
 
-def did_you_mean(loc: list[str], section: type[BaseModel] | None = None) -> str:
+def did_you_mean(loc: list[str], section: type[BaseModel] | None = None, schema: type[BaseModel] = Config) -> str:
     if section is not None and len(loc) == 2:
         close = difflib.get_close_matches(loc[-1], list(section.model_fields), n=1, cutoff=0.5)
         return f" (did you mean {'.'.join(loc[:-1] + close)!r}?)" if close else \
             f" (valid keys: {', '.join(section.model_fields)})"
-    model: type[BaseModel] = Config
+    model: type[BaseModel] = schema
     for part in loc[:-1]:
         field = model.model_fields.get(part)
         if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
@@ -185,6 +200,6 @@ def find_line(text: str, loc: list[str]) -> int | None:
     return header_line
 
 
-def dump_config(config: Config) -> str:
+def dump_config(config: BaseModel) -> str:
     """The resolved config as TOML (None values are left out: they are the defaults)."""
     return tomli_w.dumps(config.model_dump(mode="json", exclude_none=True))

@@ -30,6 +30,10 @@ class RunSection(Section):
     # Watchdog (docs/scaling.md): a stage (sample, generate, score, train, sync, checkpoint, a
     # Ray chunk) with no progress for this long dumps every thread's stack and fails; 0: off.
     stall_timeout_s: float = Field(1800.0, ge=0)
+    # SIGTERM (a scheduler's preemption) stops after the step and checkpoints, like Ctrl-C; if
+    # that is not done this many seconds after the signal, the run stops at once from the last
+    # checkpoint (schedulers kill 30 s after SIGTERM by default). 0: at once.
+    sigterm_grace_s: float = Field(20.0, ge=0, le=86400)
 
 
 class ModelSection(Section):
@@ -107,6 +111,11 @@ class RewardSection(Section):
     code_workers: int = Field(2, ge=1)  # code: sandbox runs in parallel
     instructions_strict: bool = False  # instructions: all constraints or nothing
     on_error: Literal["fail", "zero"] = "fail"
+    # A step's reward calls at once (rewards/concurrent.py): 1 = one after the other; "thread"
+    # for functions that wait on I/O, "process" for CPU-bound Python (picklable functions).
+    score_workers: int = Field(1, ge=1, le=1024)
+    score_pool: Literal["thread", "process"] = "thread"
+    call_timeout_s: float = Field(0.0, ge=0, le=86400)  # one reward call's wall-clock limit; 0 = none
     function: Optional[str] = None  # "package.module:function", replaces the verifier
     judge: JudgeSection = JudgeSection()
     rubric: list[RubricCriterion] = []  # verifier = "rubric"
@@ -193,8 +202,9 @@ class AlgoSection(Section):
     mismatch_cap: float = Field(2.0, gt=1)
     mismatch_low: float = Field(0.5, gt=0, lt=1)  # token_mis / sequence_mis only
     # DeepSeek-V3.2's off-policy sequence mask: a negative-advantage sequence whose mean
-    # log(pi_old / pi) exceeds this is left out of the loss. None = off.
-    off_policy_delta: Optional[float] = Field(None, gt=0)
+    # log(pi_old / pi) exceeds this is left out of the loss. None = off. Any finite value, as
+    # TRL's off_policy_mask_threshold: below 0 it also drops negatives the policy moved towards.
+    off_policy_delta: Optional[float] = None
     # Sampling-mask replay: the policy's log-probs renormalised over the top-k / top-p set the
     # engine drew each token from, so pi / pi_old compares the distributions really sampled.
     sampling_mask: names.SAMPLING_MASK.literal() = "none"

@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
-from rlvr.engines.base import SamplingParams
+from collections.abc import Callable
+
+from rlvr.engines.base import Engine, SamplingParams
 from rlvr.evaluate.passk import pass_at_k
 from rlvr.rewards.calling import call_reward, score_of
 from rlvr.types import Sample
 
 
-def sampled_pass_at_k(parts, test: list[Sample], eval_section, seed: int) -> dict[str, float]:
+def sampled_pass_at_k(engine: Engine, reward_fn: Callable, stop: tuple[str, ...], test: list[Sample],
+                      eval_section, seed: int) -> dict[str, float]:
     """`eval/pass@k` for each k of `eval.k`, the unbiased estimator averaged over prompts.
 
     The engine's generator is seeded with `seed + 1` for the evaluation and then put back, so
     every evaluation of a run draws with the same random numbers (a fairer comparison between
-    checkpoints) and training samples exactly as it would have without it.
+    checkpoints) and training samples exactly as it would have without it. `reward_fn` scores
+    a sample's completions (a full pass, 1.0, counts as correct); `stop`: the run's stop strings.
     """
     e = eval_section
     params = SamplingParams(max_new_tokens=e.max_new_tokens, temperature=e.temperature,
-                            stop=parts.sampling.stop)
-    generator = parts.engine.generator
+                            stop=stop)
+    generator = engine.generator
     saved = generator.get_state()
     generator.manual_seed(seed + 1)
     try:
-        groups = parts.engine.generate([s.prompt for s in test], e.samples, params)
+        groups = engine.generate([s.prompt for s in test], e.samples, params)
     finally:
         generator.set_state(saved)
-    correct = [sum(score_of(call_reward(parts.reward_fn, r.text, s.answer, s.prompt, s.extra)) >= 1.0 for r in g)
+    correct = [sum(score_of(call_reward(reward_fn, r.text, s.answer, s.prompt, s.extra)) >= 1.0 for r in g)
                for g, s in zip(groups, test)]
     return {f"eval/pass@{k}": sum(pass_at_k(e.samples, c, k) for c in correct) / len(test) for k in e.k}

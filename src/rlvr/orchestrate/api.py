@@ -106,10 +106,12 @@ def run(recipe: Recipe = None, *, overrides: Overrides = (), reward: RewardFn | 
 
 
 def resume(run_dir: str | Path, *, overrides: Overrides = (), reward: RewardFn | None = None,
-           on_step: StepCallback | None = None, on_eval: StepCallback | None = None) -> runs.RunResult:
-    """Continue a stopped run (as `rlvr train --resume RUN_DIR --set ...`)."""
+           on_step: StepCallback | None = None, on_eval: StepCallback | None = None,
+           accept_data_change: bool = False) -> runs.RunResult:
+    """Continue a stopped run (as `rlvr train --resume RUN_DIR --set ...`); on data other than
+    the run's only with `accept_data_change` (as --accept-data-change; recorded in data.json)."""
     return runs.resume(Path(run_dir), override_lines(overrides), reward_fn=reward,
-                       on_step=callbacks(on_step, on_eval))
+                       on_step=callbacks(on_step, on_eval), accept_data_change=accept_data_change)
 
 
 def callbacks(on_step: StepCallback | None, on_eval: StepCallback | None) -> StepCallback | None:

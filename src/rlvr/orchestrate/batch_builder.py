@@ -21,47 +21,18 @@ The order (each step optional, set by the recipe through `BatchSpec`):
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import torch
 
-from rlvr.config import Config
 from rlvr.orchestrate import batch_steps as steps
-from rlvr.orchestrate.batch_steps import ADVANTAGES, AdvantageSpec, Critic, CovSpec, KLSpec, MismatchSpec
+from rlvr.orchestrate.batch_spec import AdvantageSpec, BatchSpec, CovSpec, KLSpec, MismatchSpec
+from rlvr.orchestrate.batch_steps import ADVANTAGES, Critic
 from rlvr.types import Batch, Scored
 
 __all__ = ["ADVANTAGES", "AdvantageSpec", "BatchModels", "BatchSpec", "BuiltBatch", "CovSpec", "KLSpec",
            "MismatchSpec", "build_batch"]
-
-
-@dataclass(frozen=True)
-class BatchSpec:
-    """Exactly the options the chain reads, grouped by the step that reads them."""
-
-    max_new_tokens: int = 8  # sampling.max_new_tokens: the budget of the overlong shaping
-    overlong_cache: Optional[int] = None  # sampling.overlong_cache
-    temperature: float = 1.0  # sampling.temperature: of the trainer's and the reference's log-probs
-    mask_truncated: bool = False  # sampling.mask_truncated
-    positive_lm_coef: float = 0.0  # algo.positive_lm_coef: only whether it is 0 matters here
-    sampling_mask: str = "none"  # algo.sampling_mask: "replay" needs the rollouts' kept sets
-    mismatch: MismatchSpec = field(default_factory=MismatchSpec)
-    kl: KLSpec = field(default_factory=KLSpec)
-    advantage: AdvantageSpec = field(default_factory=AdvantageSpec)
-    cov: CovSpec = field(default_factory=CovSpec)
-
-    @classmethod
-    def from_config(cls, config: Config) -> "BatchSpec":
-        s, a = config.sampling, config.algo
-        return cls(max_new_tokens=s.max_new_tokens, overlong_cache=s.overlong_cache, temperature=s.temperature,
-                   mask_truncated=s.mask_truncated, positive_lm_coef=a.positive_lm_coef,
-                   sampling_mask=a.sampling_mask,
-                   mismatch=MismatchSpec(a.mismatch, cap=a.mismatch_cap, low=a.mismatch_low),
-                   kl=KLSpec(a.kl, coef=a.kl_coef, placement=a.kl_placement, clamp=a.kl_clamp),
-                   advantage=AdvantageSpec(a.advantage, baseline=a.baseline, scale=a.scale, eps=a.adv_eps,
-                                           gamma=a.gamma, lam=a.lam, lam_critic=a.lam_critic,
-                                           lam_alpha=a.lam_alpha),
-                   cov=CovSpec(a.entropy_control, ratio=a.cov_ratio, low=a.cov_low, high=a.cov_high))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The steps of the batch chain (`rlvr.orchestrate.batch_builder.build_batch`), one function
-each, with the options of each step in its own small frozen spec.
+each, with the options of each step in its own small frozen spec (orchestrate/batch_spec.py).
 
 Every step takes tensors and plain values and returns tensors (and a metrics dict where it
 logs something); only `completion_logprobs` and `critic_values` run a model. Shapes: B rows,
@@ -15,24 +15,19 @@ import torch
 
 from rlvr import names
 from rlvr.algo import outcome_advantages
-from rlvr.algo.advantages import BASELINES, SCALES
 from rlvr.algo.engine_mismatch import MISMATCH_CORRECTIONS, mismatch_kl
 from rlvr.algo.entropy_control import COV_SELECTIONS
 from rlvr.algo.gae import decoupled_gae, length_adaptive_lambda
 from rlvr.algo.imitation import positive_lm_weights
-from rlvr.algo.kl import KL_ESTIMATORS, kl_reward_penalty
+from rlvr.algo.kl import kl_reward_penalty
 from rlvr.algo.returns import masked_whiten, outcome_token_rewards, reinforce_pp_advantages
 from rlvr.algo.shaping import overlong_penalty, truncation_mask
 from rlvr.train.batching import collate
+from rlvr.orchestrate.batch_spec import AdvantageSpec, CovSpec, KLSpec, MismatchSpec, check_name
 from rlvr.train.logprobs import batch_logprobs
 from rlvr.types import Batch, Scored
 
 Tensor = torch.Tensor
-
-
-def _check(field: str, value: str, names) -> None:
-    if value not in names:
-        raise ValueError(f"{field} = {value!r}: expected one of {', '.join(sorted(names))}")
 
 
 class Critic(Protocol):
@@ -95,7 +90,7 @@ def kept_set_metrics(batch: Batch, sampling_mask: str) -> dict[str, float]:
     Replay without kept sets (rollouts whose engine or environment did not record them) is
     refused: the engine's log-probs would be of the truncated distribution and the trainer's
     of the full one."""
-    _check("algo.sampling_mask", sampling_mask, set(names.SAMPLING_MASK.names))
+    check_name(names.SAMPLING_MASK, sampling_mask)
     if sampling_mask == "none":
         return {}
     if batch.support is None:
@@ -132,18 +127,6 @@ def critic_values(critic: Critic, batch: Batch) -> Tensor:
 
 # --- mismatch weights -----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class MismatchSpec:
-    """`algo.mismatch`, `mismatch_cap`, `mismatch_low` (`rlvr.algo.engine_mismatch`)."""
-
-    kind: str = "none"
-    cap: float = 2.0
-    low: float = 0.5
-
-    def __post_init__(self) -> None:
-        _check("algo.mismatch", self.kind, {"none", *MISMATCH_CORRECTIONS})
-
-
 def mismatch_weights(trainer_logp: Tensor, engine_logp: Tensor, mask: Tensor,
                      spec: MismatchSpec) -> tuple[Tensor, dict[str, float]]:
     """The per-token weight pi_old / mu (truncated or masked by `spec.kind`) of the trainer's
@@ -158,20 +141,6 @@ def mismatch_weights(trainer_logp: Tensor, engine_logp: Tensor, mask: Tensor,
 
 # --- KL in the reward -----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class KLSpec:
-    """`algo.kl` (estimator), `kl_coef`, `kl_placement`, `kl_clamp` (`rlvr.algo.kl`)."""
-
-    estimator: str = "none"
-    coef: float = 0.0
-    placement: str = "loss"
-    clamp: Optional[float] = None
-
-    def __post_init__(self) -> None:
-        _check("algo.kl", self.estimator, {"none", *KL_ESTIMATORS})
-        _check("algo.kl_placement", self.placement, {"loss", "reward"})
-
-
 def kl_in_reward(old_logp: Tensor, ref_logp: Tensor, mask: Tensor,
                  spec: KLSpec) -> tuple[Optional[Tensor], dict[str, float]]:
     """The per-token penalty coef * KL_t(pi_old || pi_ref) that the advantages subtract from the
@@ -185,25 +154,6 @@ def kl_in_reward(old_logp: Tensor, ref_logp: Tensor, mask: Tensor,
 
 
 # --- advantages -----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class AdvantageSpec:
-    """`algo.advantage` (kind) and the options its estimators read."""
-
-    kind: str = "group"
-    baseline: str = "group_mean"
-    scale: str = "group_std"
-    eps: float = 1e-4
-    gamma: float = 1.0
-    lam: float = 0.95
-    lam_critic: Optional[float] = None  # None: lam
-    lam_alpha: Optional[float] = None  # VAPO's length-adaptive lam when set
-
-    def __post_init__(self) -> None:
-        _check("algo.advantage", self.kind, ADVANTAGES)
-        _check("algo.baseline", self.baseline, BASELINES)
-        _check("algo.scale", self.scale, SCALES)
-
 
 # Every advantage: (rewards (B,), kl_penalty (B, T) or None, mask (B, T), group_ids (B,),
 # values (B, T) or None, spec) → (advantages (B, T), critic targets (B, T) or None).
@@ -256,19 +206,6 @@ def imitation_weights(mask: Tensor, rewards: Tensor, coef: float) -> Optional[Te
     """VAPO's positive-example LM weights (arXiv:2504.05118 eq. 9) on the rows whose verifier
     reward is 1, when the term is on (coef > 0); else None. (B, T), (B,) → (B, T)."""
     return positive_lm_weights(mask, rewards) if coef else None
-
-
-@dataclass(frozen=True)
-class CovSpec:
-    """`algo.entropy_control` (kind), `cov_ratio`, `cov_low`, `cov_high` (Cui et al. 2025)."""
-
-    kind: str = "none"
-    ratio: float = 2e-4
-    low: float = 1.0
-    high: float = 5.0
-
-    def __post_init__(self) -> None:
-        _check("algo.entropy_control", self.kind, {"none", *COV_SELECTIONS})
 
 
 def covariance_selection(adv: Tensor, old_logp: Tensor, mask: Tensor, spec: CovSpec) -> Optional[Tensor]:

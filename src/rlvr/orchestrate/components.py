@@ -1,8 +1,10 @@
-"""Build the parts of a run from its validated config: model, engine, task, reward, trainer."""
+"""Build the parts of a run from its plan: model, engine, task, reward, trainer (`Parts`).
+
+`Components` and `resolve_path` stay importable from here (their homes: orchestrate/parts.py,
+orchestrate/paths.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -14,8 +16,11 @@ from rlvr.config.schema import RewardSection
 from rlvr.engines import Engine, SamplingParams
 from rlvr.engines.loading import TOKENIZER_FILES, load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
-from rlvr.tasks.registry import load_splits
+from rlvr.tasks.registry import TASKS, load_splits
 from rlvr.tasks.sampler import check_batch_fits
+from rlvr.orchestrate.engine_choice import ENGINE_BUILDERS
+from rlvr.orchestrate.parts import Components, Parts  # noqa: F401 (Components: the old name)
+from rlvr.orchestrate.paths import resolve_path
 from rlvr.orchestrate.plan import RunPlan
 from rlvr.orchestrate.scoring import RewardFn, build_reward_fn
 from rlvr.tasks.chat import renderer, with_chat_template
@@ -26,28 +31,6 @@ from rlvr.train.fsdp import FSDPTrainer
 from rlvr.train.lora import AdaptersOff, load_adapters, wrap_lora
 from rlvr.train.schedule import ScheduleConfig
 from rlvr.types import Sample
-
-
-@dataclass
-class Components:
-    model: PreTrainedModel
-    ref_model: PreTrainedModel | None
-    tokenizer: PreTrainedTokenizerBase
-    engine: Engine
-    trainer: Trainer
-    reward_fn: RewardFn
-    train_set: list[Sample]
-    test_set: list[Sample]
-    sampling: SamplingParams
-    critic: CriticTrainer | None = None
-
-
-def resolve_path(path: str, base: Path) -> Path:
-    """Relative paths in a recipe are read from the working directory, else from the repo."""
-    p = Path(path)
-    if p.is_absolute() or p.exists():
-        return p
-    return base / p
 
 
 def load_task(config: Config, base: Path, tokenizer=None) -> tuple[list[Sample], list[Sample]]:
@@ -125,14 +108,19 @@ def check_teacher_vocabulary(tokenizer, teacher: PreTrainedModel, folder: Path) 
                           f"policy's; distillation needs the same tokenizer")
 
 
-def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn: RewardFn | None = None) -> Components:
+def build_objective(plan: RunPlan) -> Objective:
+    """The trainer's loss, from the plan's arguments (`plan.objective`)."""
+    return Objective(**plan.objective)
+
+
+def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn: RewardFn | None = None) -> Parts:
     """Everything the plan needs, loaded. `weights_from` (a checkpoint) replaces the model's
     weights; `reward_fn` (a Python callable, rlvr.train's `reward=`) replaces the config's reward."""
-    config, objective = plan.config, plan.objective
+    config, objective = plan.config, build_objective(plan)
     model_path = resolve_path(config.model.path, base)
     tokenizer = with_chat_template(load_tokenizer(model_path), config.model.chat_template, base)
     device = resolve_device(config.model.device)
-    train_set, test_set = plan.task.load(config.task, lambda path: resolve_path(path, base),  # before any weight
+    train_set, test_set = TASKS[plan.task].load(config.task, lambda path: resolve_path(path, base),  # before any weight
                                          prompt_renderer(config, base, tokenizer))
     check_batch_fits(len(train_set), config.sampling.prompts_per_step)
     model = load_policy(config, model_path, weights_from).to(device)
@@ -144,7 +132,7 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn
                               top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens,
                               top_k=s.top_k, replay_support=config.algo.sampling_mask == "replay")
     ref_model = load_reference(config, objective, model, model_path, device, base, tokenizer)
-    engine = plan.engine(config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
+    engine = ENGINE_BUILDERS[plan.engine](config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
     if t.gradient_checkpointing:  # after the engine's copy, which generates without it
         enable_gradient_checkpointing(model)
@@ -164,5 +152,6 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn
     policy = (engine.scoring_model if engine.scoring_model is not None else model, tokenizer)
     if reward_fn is None:
         reward_fn = build_reward_fn(judge_path_resolved(config.reward, base), policy)
-    return Components(model, ref_model, tokenizer, engine, trainer, reward_fn,
-                      train_set, test_set, sampling, critic)
+    return Parts(model=model, tokenizer=tokenizer, engine=engine, reward_fn=reward_fn, trainer=trainer,
+                 train_set=train_set, test_set=test_set, sampling=sampling, ref_model=ref_model,
+                 objective=objective, critic=critic)

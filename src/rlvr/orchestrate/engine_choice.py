@@ -1,5 +1,6 @@
 """Which rollout engine a run gets: `model.engine` (rlvr/names.py ENGINE) picks a builder, and
-the in-process engine's builder picks by `orchestrate.backend` (local, or Ray actors).
+the in-process engine's builder picks by `orchestrate.backend` (local, or Ray actors). Training
+builds from `ENGINE_BUILDERS`, `rlvr eval` and `rlvr serve` from `SERVING_ENGINES`.
 
 The combinations no builder honours (vLLM on Ray, vLLM with LoRA, vLLM's truncated top-p
 log-probs without a mismatch correction) are refused at load by config/coherence_run.py, so each
@@ -51,6 +52,19 @@ ENGINE_BUILDERS: dict[str, Builder] = names.ENGINE.bind({
     "hf": lambda config, *rest: HF_BACKENDS[config.orchestrate.backend](config, *rest),
     "vllm": _vllm,
 }, table="ENGINE_BUILDERS")
+
+
+
+
+def _hf_in_place(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
+    return HFEngine(model, tokenizer, seed=config.run.seed)
+
+
+# What `rlvr eval` and `rlvr serve` generate with (orchestrate/model_parts.py): the model itself,
+# nothing trains it, so the in-process engine takes no copy and no Ray actors. A new engine
+# needs an entry here too (`bind` refuses a table that misses a name), so it serves every command.
+SERVING_ENGINES: dict[str, Builder] = names.ENGINE.bind({"hf": _hf_in_place, "vllm": _vllm},
+                                                         table="SERVING_ENGINES")
 
 
 def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:

@@ -18,6 +18,8 @@ from rlvr.envs.sql_env import SQL_INSTRUCTIONS, sql_env
 from rlvr.envs.tool_env import PYTHON_INSTRUCTIONS, ToolEnv, sandbox_python
 from rlvr.envs.tools import ToolBox
 from rlvr.errors import ConfigError, RewardError
+from rlvr.orchestrate.parts import ModelParts
+from rlvr.orchestrate.paths import resolve_path
 from rlvr.orchestrate.scoring import RewardFn, score_one
 from rlvr.rewards.sandbox import Limits, Sandbox, SandboxUnavailable
 from rlvr.rewards.verdict import Verdict
@@ -57,12 +59,12 @@ class RewardToolEnv(ToolEnv):
         return self.score_sample(self.sample, answer)
 
 
-def _guess_number(config: Config, parts) -> EnvSpec:
+def _guess_number(config: Config, parts: ModelParts) -> EnvSpec:
     t = config.task  # coherence_env.py: task.kind = "guess_number"
     return EnvSpec(lambda: GuessNumberEnv(t.low, t.high, config.env.closeness))
 
 
-def _python_tool(config: Config, parts) -> EnvSpec:
+def _python_tool(config: Config, parts: ModelParts) -> EnvSpec:
     e = config.env
     try:
         sandbox = Sandbox(Limits(wall_s=e.tool_timeout_s, cpu_s=e.tool_timeout_s), workers=e.sandbox_workers)
@@ -74,9 +76,7 @@ def _python_tool(config: Config, parts) -> EnvSpec:
     return EnvSpec(lambda: RewardToolEnv(toolbox, score, text), toolbox.schemas, sandbox.close)
 
 
-def _sql(config: Config, parts) -> EnvSpec:
-    from rlvr.orchestrate.components import resolve_path  # components imports the plan, which imports this
-
+def _sql(config: Config, parts: ModelParts) -> EnvSpec:
     e, repo = config.env, Path(__file__).resolve().parents[3]  # a recipe's relative paths: as model.path's
     db = resolve_path(e.db_path, repo)
     if not db.is_file():
@@ -86,19 +86,19 @@ def _sql(config: Config, parts) -> EnvSpec:
     return EnvSpec(make, make().toolbox.schemas)
 
 
-def _single_turn(config: Config, parts) -> EnvSpec:
+def _single_turn(config: Config, parts: ModelParts) -> EnvSpec:
     score = reward_scorer(parts.reward_fn, config.reward.on_error)
     return EnvSpec(lambda: OneTurnEnv(score))
 
 
-def _textarena(config: Config, parts) -> EnvSpec:
+def _textarena(config: Config, parts: ModelParts) -> EnvSpec:
     from rlvr.envs.textarena_env import textarena_env  # the optional extra, imported only when asked
 
     e = config.env
     return EnvSpec(textarena_env(e.game, dict(e.options), bracket_actions=e.bracket_actions))
 
 
-ENV_BUILDERS: dict[str, Callable[[Config, object], EnvSpec]] = names.ENV_KIND.bind(
+ENV_BUILDERS: dict[str, Callable[[Config, ModelParts], EnvSpec]] = names.ENV_KIND.bind(
     {"guess_number": _guess_number, "python_tool": _python_tool, "sql": _sql,
      "single_turn": _single_turn, "textarena": _textarena},
     without=("none",), table="ENV_BUILDERS")

@@ -24,6 +24,7 @@ from rlvr.envs.render import Renderer, renderer_for
 from rlvr.envs.scored import episode_record
 from rlvr.evaluate.episodes_eval import EpisodeOutcome, TaskEpisodes, greedy_metrics, sampled_metrics
 from rlvr.orchestrate.env_choice import ENV_BUILDERS
+from rlvr.orchestrate.parts import ModelParts
 from rlvr.types import Sample
 
 EVAL_SEED_BASE = 2 ** 40  # training seeds (seed * 1_000_003 + step * 10_007 + i) stay far below
@@ -60,9 +61,9 @@ class EpisodeEvaluator:
     close: Callable[[], None] = lambda: None  # what the environment holds (a sandbox)
 
     @classmethod
-    def from_config(cls, config: Config, parts) -> "EpisodeEvaluator":
-        """From the [env] section, as `EpisodeSource.from_run` builds a run's episodes;
-        `parts` needs `tokenizer` and `reward_fn` (the environments that score answers)."""
+    def from_config(cls, config: Config, parts: ModelParts) -> "EpisodeEvaluator":
+        """From the [env] section, as `EpisodeSource.from_run` builds a run's episodes (the
+        parts' `tokenizer` renders, their `reward_fn` scores the environments' answers)."""
         e = config.env
         spec = ENV_BUILDERS[e.kind](config, parts)
         limits = EpisodeLimits(max_turns=e.max_turns, max_total_tokens=e.max_total_tokens,

@@ -1,7 +1,7 @@
 """Scored groups from environment episodes: the rollout source of an environment run.
 
 `EpisodeSource` has the interface the producers draw from (`draw`, `state`, `load_state`,
-`close`, like `RolloutSource`); `SOURCES` in orchestrate/plan.py picks it for every env.kind
+`close`, like `RolloutSource`); `SOURCES` in orchestrate/source_choice.py picks it for every env.kind
 but "none" and "single_turn" (orchestrate/one_turn_source.py), and
 `EpisodeSource.from_run(config, parts, watchdog)` builds it from the [env] section
 (its environment: orchestrate/env_choice.py). Episode seeds are
@@ -27,6 +27,7 @@ from rlvr.envs.render import renderer_for
 from rlvr.envs.scored import EpisodeScoring, episode_groups
 from rlvr.errors import ConfigError
 from rlvr.orchestrate.env_choice import ENV_BUILDERS
+from rlvr.orchestrate.parts import Parts
 from rlvr.orchestrate.rollouts import Produced
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.tasks import PromptSampler
@@ -47,7 +48,7 @@ class EpisodeSource:
         self.watchdog, self.on_close, self.credit = watchdog, on_close, credit
 
     @classmethod
-    def from_run(cls, config: Config, parts, watchdog: Watchdog) -> "EpisodeSource":
+    def from_run(cls, config: Config, parts: Parts, watchdog: Watchdog) -> "EpisodeSource":
         """The episodes of a run: its engine, tokenizer, train split and sampling settings,
         the [env] section's environment, limits, hybrid reward and credit rule."""
         e, s = config.env, config.sampling

@@ -12,9 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlvr.config import Config, load_config
+from rlvr.config.sft_schema import run_schema
 from rlvr.engines.loading import load_model, load_tokenizer
 from rlvr.errors import ConfigError
-from rlvr.orchestrate.components import resolve_path
+from rlvr.orchestrate.paths import resolve_path
 from rlvr.orchestrate.run import repo_root
 from rlvr.tasks.chat import with_chat_template
 from rlvr.train.checkpoint import newest_intact, verify_checkpoint
@@ -42,7 +43,7 @@ def checkpoint_of(path: Path) -> Path:
 def run_config(checkpoint: Path) -> Config | None:
     """The config.toml of the run folder holding `checkpoint` (…/checkpoints/step_N), if any."""
     saved = checkpoint.resolve().parent.parent / "config.toml"
-    return load_config(saved) if saved.is_file() else None
+    return load_config(saved, schema=run_schema(saved)) if saved.is_file() else None
 
 
 def export_checkpoint(source: str | Path, out: str | Path, tokenizer: str | Path | None = None) -> Path:

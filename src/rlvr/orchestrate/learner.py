@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from rlvr.engines.loading import pad_token_id
 from rlvr.orchestrate.batch_builder import BatchModels, build_batch
+from rlvr.orchestrate.parts import Parts
 from rlvr.orchestrate.plan import RunPlan
 from rlvr.types import Batch, Scored
 
@@ -23,7 +24,7 @@ class Learned:
 
 
 class Learner:
-    def __init__(self, plan: RunPlan, parts):
+    def __init__(self, plan: RunPlan, parts: Parts):
         self.config, self.parts, self.spec = plan.config, parts, plan.batch
         self.models = BatchModels(parts.model, parts.ref_model, parts.critic, pad_token_id(parts.tokenizer))
 

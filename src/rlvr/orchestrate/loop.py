@@ -15,15 +15,18 @@ from rlvr.orchestrate.episode_eval import EpisodeEvaluator, run_eval_metrics
 from rlvr.orchestrate.forecast import forecast_metrics
 from rlvr.orchestrate.learner import Learned, Learner
 from rlvr.orchestrate.plan import SINGLE_TURN_KINDS, RunPlan
-from rlvr.orchestrate.producers import Producer
+from rlvr.orchestrate.parts import Parts
+from rlvr.orchestrate.producers import PRODUCERS, Producer
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.rollouts import Produced
 from rlvr.orchestrate.run_folder import RunFolder
+from rlvr.orchestrate.source_choice import SOURCES
 from rlvr.orchestrate.step_metrics import (COMPUTE_KEYS, add_compute, policy_tokens, rollout_metrics, sample_rows,
                                           staleness_metrics)
 from rlvr.orchestrate.tensorboard import TensorBoardLog
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.rewards.monitors import LengthDrift, Monitor, step_monitor_metrics
+from rlvr.train.rng import seed_global_generators
 from rlvr.train.checkpoint import CheckpointSchedule, list_checkpoints, load_state, read_state, save_checkpoint
 from rlvr.types import Scored
 
@@ -38,20 +41,23 @@ class LoopState:
     compute: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COMPUTE_KEYS, 0.0))
 
 
-def make_producer(plan: RunPlan, parts, watchdog: Watchdog) -> Producer:
+def make_producer(plan: RunPlan, parts: Parts, watchdog: Watchdog) -> Producer:
+    """The plan's producer (PRODUCERS) drawing from its source (SOURCES)."""
     c = plan.config
     o = c.orchestrate
-    return plan.producer(plan.source(c, parts, watchdog), parts.engine, watchdog, max_staleness=o.max_staleness,
-                         inflight_updates=o.inflight_updates, steps=c.train.steps)
+    source = SOURCES[plan.source](c, parts, watchdog)
+    return PRODUCERS[plan.producer](source, parts.engine, watchdog, max_staleness=o.max_staleness,
+                                    inflight_updates=o.inflight_updates, steps=c.train.steps)
 
 
 class Loop:
     """One run's loop. Not meant to be subclassed: a new way of producing rollouts is a
     `Producer`, a new training rule belongs in the learner or the batch chain."""
 
-    def __init__(self, plan: RunPlan, parts, folder: RunFolder):
+    def __init__(self, plan: RunPlan, parts: Parts, folder: RunFolder):
         config = plan.config
         self.plan, self.config, self.parts, self.folder = plan, config, parts, folder
+        seed_global_generators(config.run.seed)  # a reward's random / np.random; a resume restores them
         self.state = LoopState()
         self.watchdog = Watchdog(config.run.stall_timeout_s, folder.path if folder.writes else None)
         self.producer = make_producer(plan, parts, self.watchdog)
@@ -59,6 +65,8 @@ class Loop:
         self.monitor, self.warnings = Monitor(drift=LengthDrift()), []
         k = config.checkpoint
         self.schedule = CheckpointSchedule(k.every, k.every_minutes * 60 if k.every_minutes else None)
+        self.resume_notes: list[str] = []  # what resume_from found in the run files (unreadable lines)
+        self.doing = "the start"  # what an interrupt stops: "step N", "step N's checkpoint" (for its message)
         self.stop_requested = False  # set by the first Ctrl-C (rlvr.orchestrate.run): stop after this step
         self.n_params = sum(p.numel() for p in parts.model.parameters())
 
@@ -101,6 +109,7 @@ class Loop:
 
     def train_step(self) -> dict[str, float]:
         """Take the next batch from the producer and train on it."""
+        self.doing = f"step {self.state.step + 1}"
         return self.consume(self.producer.next(self.state.step + 1))
 
     def consume(self, produced: Produced) -> dict[str, float]:
@@ -195,7 +204,8 @@ class Loop:
         metrics = {"eval/accuracy": self.evaluate()}
         if e.samples:
             with self.producer.engine_for_eval():
-                metrics.update(sampled_pass_at_k(self.parts, self.parts.test_set[:e.size], e, self.config.run.seed))
+                metrics.update(sampled_pass_at_k(self.parts.engine, self.parts.reward_fn, self.parts.sampling.stop,
+                                                 self.parts.test_set[:e.size], e, self.config.run.seed))
         return metrics
 
     def _eval_due(self) -> bool:
@@ -212,10 +222,13 @@ class Loop:
 
     def checkpoint(self) -> None:
         s = self.state
+        self.doing = f"step {s.step}'s checkpoint"
         state = {**self.learner.state_dict(), "elapsed": s.elapsed, "compute": dict(s.compute), "best": s.best,
                  "monitor": self.monitor.state_dict(), **self.producer.next_state()}
         self._save(self.folder.checkpoints, state, self.config.checkpoint.keep)
+        self.folder.record_checkpoint(s.step)
         self.schedule.written(s.step)
+        self.doing = f"the end of step {s.step}"
 
     def _save(self, root, state: dict, keep: int) -> None:
         weights = self.learner.checkpoint_weights()  # under FSDP a collective: every rank calls it
@@ -236,9 +249,9 @@ class Loop:
         """Load a verified checkpoint's loop state (its weights were loaded by `build`); None:
         start over (the run was killed before its first checkpoint)."""
         if checkpoint is None:
-            self.folder.truncate_after(0)
+            self.resume_notes = self.folder.truncate_after(0)
             return 0
-        saved, s = load_state(checkpoint), self.state
+        saved, s = load_state(checkpoint, self.config.run.seed), self.state
         self.learner.load_state_dict(saved)
         self.producer.source.load_state(saved, checkpoint)
         s.step, s.elapsed = saved["step"], saved["elapsed"]
@@ -246,7 +259,7 @@ class Loop:
         s.compute.update(saved.get("compute", {}))
         if "monitor" in saved:  # checkpoints from before the monitor's window was saved lack it
             self.monitor.load_state_dict(saved["monitor"])
-        self.folder.truncate_after(s.step)
+        self.resume_notes = self.folder.truncate_after(s.step)
         self.producer.publish(self.learner.engine_weights(), s.step)
         self.schedule.written(s.step)
         return s.step

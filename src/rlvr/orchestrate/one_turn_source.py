@@ -32,6 +32,7 @@ from rlvr.envs.scored import episode_record
 from rlvr.envs.trajectory import Trajectory
 from rlvr.errors import ConfigError
 from rlvr.orchestrate.episode_source import turn_credit
+from rlvr.orchestrate.parts import Parts
 from rlvr.orchestrate.rollouts import Produced, RolloutSource
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.types import Rollout, Sample, Scored
@@ -40,7 +41,7 @@ from rlvr.types import Rollout, Sample, Scored
 class OneTurnSource(RolloutSource):
     """A `RolloutSource` whose rows are also one-turn episodes (see the module)."""
 
-    def __init__(self, config: Config, parts, watchdog: Watchdog):
+    def __init__(self, config: Config, parts: Parts, watchdog: Watchdog):
         super().__init__(config, parts, watchdog)
         self.budget = config.env.max_total_tokens
         self.credit = credit_rule(config.env.credit, turn_credit(config))

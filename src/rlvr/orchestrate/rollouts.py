@@ -17,7 +17,8 @@ from rlvr.algo.curriculum import PassRateTracker
 from rlvr.config.schema import Config
 from rlvr.errors import ConfigError
 from rlvr.orchestrate.dynamic_sampling import select_groups, update_curriculum
-from rlvr.orchestrate.scoring import score_groups
+from rlvr.orchestrate.parts import Parts
+from rlvr.orchestrate.scoring import concurrency_of, score_groups
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.tasks import PromptSampler
 from rlvr.types import Rollout, Scored
@@ -54,7 +55,7 @@ class Source(Protocol):
 class RolloutSource:
     """Prompts → scored groups, with the state that makes the next draw reproducible."""
 
-    def __init__(self, config: Config, parts, watchdog: Watchdog):
+    def __init__(self, config: Config, parts: Parts, watchdog: Watchdog):
         self.config, self.parts, self.watchdog = config, parts, watchdog
         s = config.sampling
         self.sampler = PromptSampler(parts.train_set, seed=config.run.seed)
@@ -119,7 +120,8 @@ class RolloutSource:
                                           self.parts.sampling)
 
     def _score(self, samples: list, rollouts: list[list[Rollout]]) -> tuple[list[list[Scored]], Counter]:
-        return score_groups(self.parts.reward_fn, samples, rollouts, self.config.reward.on_error)
+        return score_groups(self.parts.reward_fn, samples, rollouts, self.config.reward.on_error,
+                            concurrency_of(self.config.reward))
 
     def _is_retired(self, sample) -> bool:
         return self.curriculum is not None and self.curriculum.is_retired(sample.prompt)

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -15,10 +11,13 @@ from transformers.utils import logging as hf_logging
 
 from rlvr.config import Config, dump_config, load_config
 from rlvr.errors import ConfigError
-from rlvr.orchestrate.components import build
+from rlvr.orchestrate.components import build, resolve_path
+from rlvr.orchestrate.data_fingerprint import check_same_data, fingerprint
+from rlvr.orchestrate.data_fingerprint import record as record_data
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.reward_curve import plot_reward_curve
 from rlvr.orchestrate.run_folder import RunFolder, RunInterrupted, SilentRunFolder
+from rlvr.orchestrate.stop_signals import stop_after_the_step
 from rlvr.orchestrate.scoring import RewardFn
 from rlvr.orchestrate.loop import Loop
 from rlvr.orchestrate.plan import plan_run
@@ -65,29 +64,55 @@ def claim(folder: RunFolder) -> None:
 
 
 def open_loop(config: Config, folder: RunFolder, resume: bool, checkpoint: Path | None = None,
-              reward_fn: RewardFn | None = None) -> Loop:
-    """The loop of a run whose folder is taken; on resume, from `checkpoint` (None: start over)."""
+              reward_fn: RewardFn | None = None, accept_data_change: bool = False) -> Loop:
+    """The loop of a run whose folder is taken; on resume, from `checkpoint` (None: start over),
+    refused when the data differs from the run's data.json (unless `accept_data_change`)."""
     plan = plan_run(config)
     loop = Loop(plan, build(plan, repo_root(), weights_from=checkpoint, reward_fn=reward_fn), folder)
     if resume:
+        step = int(checkpoint.name.removeprefix("step_")) if checkpoint is not None else 0
+        data_notes = check_same_data(folder, run_data(config, loop.parts), config.task, step, accept_data_change)
         loop.resume_from(checkpoint)
+        loop.resume_notes[:0] = data_notes
     return loop
 
 
+def run_data(config: Config, parts) -> dict:
+    """The fingerprint of the rows this run reads (orchestrate/data_fingerprint.py)."""
+    return fingerprint(config.task, parts.train_set, parts.test_set, lambda path: resolve_path(path, repo_root()))
+
+
 def repair_for_resume(folder: RunFolder) -> tuple[Path | None, list[str]]:
-    """With the lock held (no live process writes here): delete what killed saves left, and
-    pick the newest intact checkpoint. Returns it and a line for each repair."""
+    """With the lock held (no live process writes here): delete what killed saves and rewrites
+    left, and pick the newest intact checkpoint. Returns it and a line for each repair. Refused
+    when checkpoints/ is not a folder, or when the checkpoints the run wrote are gone (starting
+    over would overwrite the run's curve)."""
     notes = []
     if folder.writes:
-        removed = clean_temporaries(folder.checkpoints) + clean_temporaries(folder.path / "best_checkpoint")
+        removed = (clean_temporaries(folder.checkpoints) + clean_temporaries(folder.path / "best_checkpoint")
+                   + folder.remove_partials())
         if removed:
             notes.append(f"removed what killed saves left in {folder.path}: {', '.join(removed)}")
+    if folder.checkpoints.exists() and not folder.checkpoints.is_dir():
+        raise ConfigError(f"{folder.checkpoints}: not a folder (the run's checkpoints belong there); move it "
+                          f"away, then resume")
+    recorded = folder.recorded_checkpoint()
+    missing = recorded and not (folder.checkpoints / f"step_{recorded}").is_dir()  # not there, damaged or not
     checkpoint, damaged = newest_intact(folder.checkpoints, move_damaged=folder.writes)
+    if checkpoint is None and missing:
+        missing = folder.checkpoints / f"step_{recorded}"
+        gone = "is missing" if folder.checkpoints.is_dir() else f"is missing ({folder.checkpoints} itself is gone)"
+        raise ConfigError(f"{missing}: the newest checkpoint this run wrote {gone}, and no other is there: "
+                          f"resuming would start over and overwrite {folder.metrics.name}; put the checkpoints "
+                          f"back, or start a new run under another name")
+    if checkpoint is not None and missing:
+        notes.append(f"{folder.checkpoints / f'step_{recorded}'}: the newest checkpoint this run wrote is "
+                     f"missing; resuming from {checkpoint.name}")
     return checkpoint, notes + damaged
 
 
-def start(config: Config, folder_class, resume_dir: Path | None,
-          reward_fn: RewardFn | None = None) -> tuple[RunFolder, Loop, list[str]]:
+def start(config: Config, folder_class, resume_dir: Path | None, reward_fn: RewardFn | None = None,
+          accept_data_change: bool = False) -> tuple[RunFolder, Loop, list[str]]:
     """Take the run folder and build the loop. A new run validates everything (model, data,
     reward: `build`) before its folder exists, so that a failed start leaves nothing behind."""
     if resume_dir is not None:
@@ -97,7 +122,9 @@ def start(config: Config, folder_class, resume_dir: Path | None,
         folder.acquire()  # refuses the resume of a run that is still training
         try:
             checkpoint, notes = repair_for_resume(folder)
-            return folder, open_loop(config, folder, resume=True, checkpoint=checkpoint, reward_fn=reward_fn), notes
+            loop = open_loop(config, folder, resume=True, checkpoint=checkpoint, reward_fn=reward_fn,
+                             accept_data_change=accept_data_change)
+            return folder, loop, notes + loop.resume_notes
         except BaseException:
             folder.release()
             raise
@@ -109,6 +136,7 @@ def start(config: Config, folder_class, resume_dir: Path | None,
     parts = build(plan, repo_root(), reward_fn=reward_fn)
     if folder.writes:
         folder = new_run_folder(config)
+        record_data(folder, run_data(config, parts))
     try:
         return folder, Loop(plan, parts, folder), []
     except BaseException:  # the lock is per open file: a leaked one refuses this process's resume
@@ -117,15 +145,18 @@ def start(config: Config, folder_class, resume_dir: Path | None,
 
 
 def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False,
-          reward_fn: RewardFn | None = None, on_step: StepCallback | None = None) -> RunResult:
+          reward_fn: RewardFn | None = None, on_step: StepCallback | None = None,
+          accept_data_change: bool = False) -> RunResult:
     """Run (or continue) training to `train.steps`; with `eval_full`, measure greedy accuracy
     on the whole test split before and after. Under `train.fsdp` every rank runs this; rank 0
     alone writes the run folder and prints. `reward_fn` (a Python callable) replaces the
-    config's reward; `on_step(step, metrics)` is called after each step's metrics line."""
+    config's reward; `on_step(step, metrics)` is called after each step's metrics line. A
+    resume on data other than the run's (runs/NAME/data.json) is refused unless
+    `accept_data_change`, which is recorded there."""
     ranks = join_process_group(config)
     hf_logging.disable_progress_bar()  # a bar for every checkpoint save would bury ours
     folder_class = RunFolder if ranks is None or ranks.is_main else SilentRunFolder
-    folder, loop, notes = start(config, folder_class, resume_dir, reward_fn)
+    folder, loop, notes = start(config, folder_class, resume_dir, reward_fn, accept_data_change)
     try:
         return run_loop(config, folder, loop, notes, eval_full, fsdp=ranks is not None, on_step=on_step)
     finally:
@@ -177,16 +208,15 @@ def run_loop(config: Config, folder: RunFolder, loop: Loop, notes: list[str], ev
         display.note(f"held-out greedy accuracy before training: {result.accuracy_before:.1%}")
         display.last_eval = result.accuracy_before
     try:
-        with ctrl_c_stops_after_the_step(loop, enabled=not fsdp):
+        with stop_after_the_step(loop, config.run.sigterm_grace_s, enabled=not fsdp) as request:
             loop.run(display)
-    except KeyboardInterrupt:  # a second Ctrl-C: stop now, from the last checkpoint
-        raise RunInterrupted(f"interrupted during step {loop.step + 1}; resume with `rlvr train --resume "
-                             f"{folder.path}` (from step {loop.schedule.last_step}, the last checkpoint)") from None
+    except KeyboardInterrupt:  # a second Ctrl-C / SIGTERM, or past the grace period: stop now
+        raise RunInterrupted(interrupted_message(loop, folder, request), request.exit_status) from None
     finally:
         display.close()
     if loop.stop_requested:
-        raise RunInterrupted(f"interrupted after step {loop.step} (checkpoint written); resume with "
-                             f"`rlvr train --resume {folder.path}`")
+        raise RunInterrupted(f"{stopped_word(request)} after step {loop.step} (checkpoint written); resume with "
+                             f"`rlvr train --resume {folder.path}`", request.exit_status)
     if eval_full:
         result.accuracy_after = loop.evaluate(size=len(loop.parts.test_set))
     result.steps, result.train_seconds = loop.step, loop.state.elapsed
@@ -195,26 +225,17 @@ def run_loop(config: Config, folder: RunFolder, loop: Loop, notes: list[str], ev
     return result
 
 
-@contextmanager
-def ctrl_c_stops_after_the_step(loop: Loop, enabled: bool = True):
-    """The first Ctrl-C asks the loop to stop after the step it is in (which it checkpoints);
-    a second one interrupts at once. Off under FSDP, where ranks would see the first at
-    different steps and the checkpoint (a collective) would hang, and off a main thread."""
-    if not enabled or threading.current_thread() is not threading.main_thread():
-        yield
-        return
+def stopped_word(request) -> str:
+    return "terminated (SIGTERM)" if request.signal_name == "SIGTERM" else "interrupted"
 
-    def first(signum, frame):
-        loop.stop_requested = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        # os.write, not print: a handler that prints while the loop prints raises "reentrant call"
-        os.write(2, b"rlvr: stopping after this step to write a checkpoint (Ctrl-C again: stop now)\n")
 
-    previous = signal.signal(signal.SIGINT, first)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+def interrupted_message(loop: Loop, folder: RunFolder, request) -> str:
+    """What a stop at once interrupted (`loop.doing`), and the checkpoint a resume starts from."""
+    late = f", {request.grace_s:g} s after SIGTERM (run.sigterm_grace_s)" if request.deadline_passed else ""
+    last = loop.schedule.last_step
+    since = f"from step {last}, the last checkpoint" if last else "from the start: no checkpoint yet"
+    return (f"{stopped_word(request)} during {loop.doing}{late}; resume with `rlvr train --resume "
+            f"{folder.path}` ({since})")
 
 
 def resume(run_dir: Path, overrides: list[str] = (), **kwargs) -> RunResult:

@@ -28,11 +28,12 @@ from rlvr.config.schema import RewardSection
 from rlvr.errors import ConfigError, RewardError
 from rlvr.rewards import CompositeVerdict, Verdict
 from rlvr.rewards.build import VERIFIER_OPTIONS, build_verifier
-from rlvr.rewards.calling import call_reward
+from rlvr.rewards.concurrent import SERIAL, Call, Concurrency, call_all
 from rlvr.types import Rollout, Sample, Scored
 
 # VERIFIER_OPTIONS is re-exported: the per-verifier settings live with the builder (rewards/build.py)
-__all__ = ["VERIFIER_OPTIONS", "RunningMean", "build_reward_fn", "import_function", "score_groups", "score_one"]
+__all__ = ["VERIFIER_OPTIONS", "RunningMean", "build_reward_fn", "concurrency_of", "import_function", "score_groups",
+           "score_one"]
 RewardFn = Callable[[str, str], "Verdict | float"]
 
 
@@ -59,17 +60,44 @@ def import_function(spec: str) -> RewardFn:
     return function_spec.import_function(spec, f"reward.function = {spec!r}")
 
 
+def concurrency_of(section: RewardSection) -> Concurrency:
+    """How a batch's reward calls are made (`reward.score_workers`, `score_pool`, `call_timeout_s`)."""
+    return Concurrency(section.score_workers, section.score_pool, section.call_timeout_s)
+
+
 def score_one(fn: RewardFn, sample: Sample, rollout: Rollout) -> Verdict:
     """Call the reward function once; raise RewardError on any failure."""
-    name = getattr(fn, "__name__", type(fn).__name__)
-    try:
-        out = call_reward(fn, rollout.text, sample.answer, sample.prompt, sample.extra)
-    except Exception as e:  # user code: any failure is reported with where it happened
-        raise RewardError(f"reward function {name} raised {type(e).__name__}: {e} (sample {sample.source})") from None
+    (out, error), = call_all(fn, [_call(sample, rollout)], SERIAL)
+    return checked(fn, sample, out, error)
+
+
+def _call(sample: Sample, rollout: Rollout) -> Call:
+    return rollout.text, sample.answer, sample.prompt, sample.extra
+
+
+def checked(fn: RewardFn, sample: Sample, out: object, error: BaseException | None) -> Verdict:
+    """The verdict of one call's outcome (rewards/concurrent.py), or RewardError naming the
+    function and the sample. SystemExit too is an error: a reward calling sys.exit(0) would
+    otherwise end the run with status 0 and no checkpoint."""
+    name = function_name(fn)
+    if error is not None:
+        raise RewardError(f"reward function {name} raised {_describe(error)} (sample {sample.source})")
     verdict = out if isinstance(out, Verdict) else Verdict(score=_as_float(out, name, sample), reason="")
     if not math.isfinite(verdict.score) or not 0.0 <= verdict.score <= 1.0:
         raise RewardError(f"reward function {name} returned {verdict.score} (not in [0, 1]) for sample {sample.source}")
     return verdict
+
+
+def function_name(fn: RewardFn) -> str:
+    """`module.qualname` of a reward function (a callable object: its class's)."""
+    named = fn if hasattr(fn, "__qualname__") else type(fn)
+    return f"{getattr(named, '__module__', '?')}.{named.__qualname__}"
+
+
+def _describe(e: BaseException) -> str:
+    if isinstance(e, SystemExit):
+        return f"SystemExit({e.code!r}) (sys.exit is not a way to return a score)"
+    return f"{type(e).__name__}: {e}"
 
 
 def _as_float(out: object, name: str, sample: Sample) -> float:
@@ -79,16 +107,20 @@ def _as_float(out: object, name: str, sample: Sample) -> float:
 
 
 def score_groups(fn: RewardFn, samples: list[Sample], rollouts: list[list[Rollout]],
-                 on_error: str) -> tuple[list[list[Scored]], Counter]:
-    """Score every rollout; returns the scored groups and the counts of errors and flags, with
-    the per-component means of composite verdicts (`reward/component/<name>`)."""
+                 on_error: str, how: Concurrency = SERIAL) -> tuple[list[list[Scored]], Counter]:
+    """Score every rollout, `how.workers` calls at once; returns the scored groups and the
+    counts of errors and flags, with the per-component means of composite verdicts
+    (`reward/component/<name>`). The same whatever `how` (the outcomes come back in order)."""
+    pairs = [(sample, r) for sample, group in zip(samples, rollouts) for r in group]
+    outcomes = iter(call_all(fn, [_call(s, r) for s, r in pairs], how, on_done=heartbeat.beat,
+                             stop_at_error=on_error == "fail"))
     counts: Counter = Counter()
     groups = []
     for sample, group in zip(samples, rollouts):
         scored = []
         for r in group:
             try:
-                v = score_one(fn, sample, r)
+                v = checked(fn, sample, *next(outcomes))
             except RewardError as e:
                 if on_error == "fail":
                     raise
@@ -98,7 +130,6 @@ def score_groups(fn: RewardFn, samples: list[Sample], rollouts: list[list[Rollou
             if isinstance(v, CompositeVerdict):
                 counts.update({f"reward/component/{n}": RunningMean(s, 1) for n, s in v.details})
             scored.append(Scored(sample=sample, rollout=r, reward=v.score, reason=v.reason, flags=v.flags))
-            heartbeat.beat()  # a scored sample is progress for the watchdog
         groups.append(scored)
     return groups, counts
 

@@ -8,8 +8,9 @@ Errors are JSON, `{"error": {"message", "type", "param", "code"}}`: 400 for a bo
 UTF-8 JSON (syntax, nesting, a huge integer literal), a field out of range, or a request over
 the token cap; 404 for an unknown path or model; 405 for a wrong method; 413 for a body over
 `max_body_bytes`; 503 with Retry-After when `queue_size` requests already wait; 504 past
-`request_timeout_s`. uvicorn keeps a listen backlog of 2048 and refuses connections beyond
-`CONNECTION_FACTOR x queue_size` open at once with its own (plain-text) 503.
+`request_timeout_s`; 415 for a body not declared `application/json`. uvicorn keeps a listen
+backlog of 2048; the connection guard (guard.py) answers a request that does not arrive within
+`read_timeout_s` with a 408 and connections over its caps with a 503, in the same JSON.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
@@ -31,20 +32,14 @@ from rlvr.serve.batching import EngineWorker
 from rlvr.serve.completions import BadRequest, parse_request
 from rlvr.serve.limits import ServeLimits
 from rlvr.serve.model_service import ModelService
-from rlvr.serve.request_body import BodyTooLarge, decode_json, read_capped
-
-CONNECTION_FACTOR = 4
-
+from rlvr.serve.refusals import error_body, error_headers
+from rlvr.serve.request_body import BodyTooLarge, decode_json, read_capped, require_json
 
 def error_response(err: BadRequest) -> JSONResponse:
-    kind = "invalid_request_error" if err.status < 500 else "server_error"
-    headers = {}
-    if err.status == 503:
-        headers["Retry-After"] = "1"
+    headers = error_headers(err)
     if isinstance(err, BodyTooLarge) and not err.drained:
         headers["Connection"] = "close"  # the rest of the body is unread: this connection is done
-    return JSONResponse({"error": {"message": err.message, "type": kind, "param": err.param, "code": err.code}},
-                        status_code=err.status, headers=headers)
+    return JSONResponse(error_body(err), status_code=err.status, headers=headers)
 
 
 def build_app(service: ModelService, limits: ServeLimits) -> Starlette:
@@ -52,7 +47,11 @@ def build_app(service: ModelService, limits: ServeLimits) -> Starlette:
 
     async def completions(request: Request) -> JSONResponse:
         arrived = time.monotonic()
-        raw = await read_capped(request.stream(), request.headers.get("content-length"), limits.max_body_bytes)
+        try:
+            raw = await read_capped(request.stream(), request.headers.get("content-length"), limits.max_body_bytes)
+        except ClientDisconnect:  # gone, or closed by the guard's read timeout: nobody to answer
+            raise BadRequest("the client went away before its body arrived", status=408) from None
+        require_json(request.headers.get("content-type"))
         req = parse_request(decode_json(raw), service.name, service.vocab_size)
         worker = request.app.state.worker
         worker.refuse_if_full()  # before the tokeniser's work, not only after it
@@ -117,9 +116,12 @@ def uvicorn_server(app: Starlette, limits: ServeLimits, *, verbose: bool = False
     """The uvicorn server for `app` (`.run(sockets=[sock])` blocks until `.should_exit`)."""
     import uvicorn
 
+    from rlvr.serve.guard import guarded_protocol
+
+    # No limit_concurrency: the guard caps connections itself and answers over the cap in JSON.
     config = uvicorn.Config(app, log_level="info" if verbose else "warning", access_log=verbose,
-                            backlog=2048, limit_concurrency=CONNECTION_FACTOR * limits.queue_size,
-                            lifespan="on", timeout_graceful_shutdown=5)
+                            backlog=2048, http=guarded_protocol(limits), lifespan="on",
+                            timeout_graceful_shutdown=5)
     return uvicorn.Server(config)
 
 

@@ -10,7 +10,9 @@ distribution (one forward pass over prompt + completion after sampling), whateve
 temperature. Tokens are reported up to the stop string (excluded, like the text); an EOS the
 model sampled is reported as its token. Deviations from OpenAI: `model` may be omitted, and
 `logprobs` may go up to the vocabulary size (OpenAI caps it at 5).
-A temperature or top_p in (0, 1e-6) is refused (float32 sampling overflows there).
+A temperature or top_p in (0, 1e-6) is refused (float32 sampling overflows there), and so are
+a negative `seed` (-1 means "random" elsewhere), a NUL character in a prompt or stop string,
+and (in app.py) a body whose Content-Type is not application/json (a 415).
 Anything else is a `BadRequest` naming the field.
 """
 
@@ -88,6 +90,15 @@ def _not_tiny(body: dict, key: str, value: float, or_zero: str) -> float:
     return value
 
 
+def _seed(body: dict) -> int | None:
+    """Seeds are >= 0: other servers read -1 as "pick one at random", which here would be one
+    fixed seed, the same text every time; a client that wants that omits the field."""
+    if body.get("seed") == -1:
+        raise BadRequest("'seed' = -1 is not \"random\" here: omit 'seed' for the server's own seeding, "
+                         "or give an integer in [0, 2**63 - 1]", "seed")
+    return _int(body, "seed", None, 0, (1 << 63) - 1)
+
+
 def _strings(body: dict, key: str, most: int | None) -> tuple[str, ...]:
     value = body.get(key)
     if value is None:
@@ -101,12 +112,16 @@ def _strings(body: dict, key: str, most: int | None) -> tuple[str, ...]:
 
 
 def _check_encodable(key: str, text: str) -> None:
-    """JSON allows lone surrogates (\\ud800); no tokenizer or UTF-8 reply can carry them."""
+    """JSON allows lone surrogates (\\ud800); no tokenizer or UTF-8 reply can carry them. A NUL
+    is refused too: no prompt means one, and C code along the way (a tokenizer's, a log
+    reader's) may take it for the end of the text."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
         raise BadRequest(f"'{key}' holds a lone surrogate {text[e.start]!r} at character {e.start}; "
                          "it is not valid Unicode text", key) from None
+    if "\0" in text:
+        raise BadRequest(f"'{key}' holds a NUL character at character {text.index(chr(0))}", key)
 
 
 def parse_request(body: object, served: str, vocab_size: int) -> CompletionRequest:
@@ -132,5 +147,5 @@ def parse_request(body: object, served: str, vocab_size: int) -> CompletionReque
         prompts=prompts, n=_int(body, "n", 1, 1, 128), max_tokens=_int(body, "max_tokens", 16, 1, 1 << 16),
         temperature=_not_tiny(body, "temperature", _float(body, "temperature", 1.0, 0.0, 2.0), "0 (greedy) or"),
         top_p=_not_tiny(body, "top_p", _float(body, "top_p", 1.0, 0.0, 1.0, low_open=True), ""),
-        seed=_int(body, "seed", None, -(1 << 63), (1 << 63) - 1), stop=_strings(body, "stop", 4),
+        seed=_seed(body), stop=_strings(body, "stop", 4),
         logprobs=_int(body, "logprobs", None, 0, vocab_size))

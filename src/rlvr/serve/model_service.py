@@ -1,4 +1,5 @@
-"""Answer checked completion requests with one causal LM (`rlvr.engines.HFEngine`).
+"""Answer checked completion requests with one causal LM, through the engine its recipe's plan
+chose (`rlvr serve` builds it: rlvr/cli/serve_command.py, orchestrate/model_parts.py).
 
 `encode` tokenises a request and applies the token caps (a 400 before it waits for the model);
 `run_batch` answers several encoded requests that share sampling settings with one engine call
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from rlvr.engines import HFEngine, SamplingParams
+from rlvr.engines import Engine, SamplingParams
 from rlvr.serve.completions import BadRequest, CompletionRequest
 from rlvr.types import Rollout
 
@@ -50,11 +51,14 @@ def _never() -> bool:
 
 
 class ModelService:
-    """One model; `run_batch` calls are serialised by a lock (the server calls it from one thread)."""
+    """One model; `run_batch` calls are serialised by a lock (the server calls it from one thread).
+    `engine` generates (seeded by its builder); `model` (the same weights as a transformers
+    model) scores the `logprobs` a request asks for; `max_batch`: rows per engine call."""
 
-    def __init__(self, model, tokenizer, name: str, *, seed: int = 0, max_request_tokens: int = 65536):
-        self.engine = HFEngine(model, tokenizer, seed=seed)
-        self.model, self.tokenizer, self.name = self.engine.model, tokenizer, name
+    def __init__(self, engine: Engine, model, tokenizer, name: str, *, max_request_tokens: int = 65536,
+                 max_batch: int = 1024):
+        self.engine, self.model, self.tokenizer, self.name = engine, model, tokenizer, name
+        self.max_batch, self.eos_id = max_batch, tokenizer.eos_token_id
         self.vocab_size = int(self.model.config.vocab_size)
         self.context = getattr(self.model.config, "max_position_embeddings", None)
         self.max_request_tokens = max_request_tokens
@@ -101,8 +105,8 @@ class ModelService:
             try:
                 if first.seed is not None and first.temperature > 0:
                     self.engine.generator.manual_seed(first.seed % (1 << 63))
-                flat = [r for start in range(0, len(rows), self.engine.max_batch)
-                        for r in self.engine.generate_ids(rows[start:start + self.engine.max_batch], params)]
+                flat = [r for start in range(0, len(rows), self.max_batch)
+                        for r in self.engine.generate_ids(rows[start:start + self.max_batch], params)]
             finally:
                 self._should_stop = _never
             out, at = [], 0
@@ -132,7 +136,7 @@ class ModelService:
     def reported_tokens(self, r: Rollout) -> list[int]:
         """The completion tokens behind `r.text`: a stop string's tokens are cut, an EOS kept."""
         ids = list(r.completion_ids)
-        tail = ids[-1:] if ids and ids[-1] == self.engine.eos_id else []
+        tail = ids[-1:] if ids and ids[-1] == self.eos_id else []
         body = ids[:len(ids) - len(tail)]
         while body and len(self.tokenizer.decode(body, skip_special_tokens=True)) > len(r.text):
             body.pop()

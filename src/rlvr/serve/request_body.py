@@ -48,6 +48,17 @@ async def read_capped(chunks: AsyncIterator[bytes], declared: str | None, limit:
     return b"".join(kept)
 
 
+def require_json(content_type: str | None) -> None:
+    """A 415 unless the body is declared JSON (`application/json`, parameters allowed): a form
+    or text/plain body that happens to parse as JSON is a client that means something else,
+    and a browser page can send text/plain to a loopback server without a CORS preflight."""
+    media = (content_type or "").split(";")[0].strip().lower()
+    if media != "application/json":
+        shown = repr(content_type[:60]) if content_type else "missing"
+        raise BadRequest(f"the Content-Type must be application/json, got {shown}", status=415,
+                         code="unsupported_media_type")
+
+
 def decode_json(raw: bytes) -> object:
     """Parse a JSON body; BadRequest (400) naming why it is not acceptable JSON."""
     try:

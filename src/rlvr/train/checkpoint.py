@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import pickle
-import random
 import re
 import shutil
 import time
@@ -34,6 +33,7 @@ from transformers import PreTrainedModel
 
 from rlvr.errors import RlvrError
 from rlvr.train.checkpoint_verify import MANIFEST, verify_checkpoint
+from rlvr.train.rng import rng_state, set_rng_state
 
 STEP_DIR = re.compile(r"^step_(\d+)$")
 DEBRIS = re.compile(r"^\.(step_\d+\.tmp\d+|pruned_step_\d+(\.\d+)?)$")  # a killed save or prune
@@ -78,21 +78,15 @@ def _all_ranks_agree(due: bool) -> bool:
     return bool(flag.item())
 
 
-def rng_state() -> dict[str, Any]:
-    return {"python": random.getstate(), "torch": torch.get_rng_state()}
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    torch.set_rng_state(state["torch"])
-
-
 def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[str, Any], keep: int,
                     weights: dict[str, torch.Tensor] | None = None, tokenizer=None) -> Path:
     """Write `root/step_{step}` atomically and delete all but the newest `keep`. `weights`, when
     given, are saved in place of the model's own state dict (the gathered shards under FSDP);
     `tokenizer`, when given, is saved beside them (its files go into the manifest like any)."""
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # FileExistsError: a file where the folder belongs
+        raise CheckpointError(f"{root}: cannot hold checkpoints ({short(e)}); the run stopped") from None
     final = root / f"step_{step}"
     tmp = root / f".step_{step}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -110,8 +104,11 @@ def save_checkpoint(root: Path, step: int, model: PreTrainedModel, state: dict[s
             torch.save({**state, "step": step, "rng": rng_state()}, f)
         phase = final / MANIFEST
         write_manifest(tmp, step)
-    except (OSError, SafetensorError) as e:
+    except BaseException as e:  # a Ctrl-C, the watchdog, or a failed write: no temporary is left
         shutil.rmtree(tmp, ignore_errors=True)
+        # torch's writer reports a full disk as RuntimeError "unexpected pos"
+        if not isinstance(e, (OSError, SafetensorError, RuntimeError)):
+            raise
         raise CheckpointError(f"{phase}: cannot write it ({short(e)}); the checkpoint needs about "
                               f"{needed / MIB:.1f} MiB, {free_bytes(root) / MIB:.1f} MiB are free. "
                               f"{untouched(root)}") from None
@@ -271,8 +268,9 @@ def read_state(path: Path) -> dict[str, Any]:
     return torch.load(path / "state.pt", weights_only=False)
 
 
-def load_state(path: Path) -> dict[str, Any]:
-    """The loop state of a checkpoint; also restores the global RNG states."""
+def load_state(path: Path, seed: int = 0) -> dict[str, Any]:
+    """The loop state of a checkpoint; also restores the global RNG states (train/rng.py;
+    `seed` seeds numpy's where an older checkpoint lacks its state)."""
     state = torch.load(path / "state.pt", weights_only=False)
-    set_rng_state(state["rng"])
+    set_rng_state(state["rng"], seed)
     return state

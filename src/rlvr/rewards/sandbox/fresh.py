@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import time
 
+from rlvr.rewards.sandbox import seccomp
 from rlvr.rewards.sandbox.pipes import GRACE_S, JobPipes, pump
 from rlvr.rewards.sandbox.plan import SANDBOX_ENV, SCRATCH_IN_BWRAP, Plan
 from rlvr.rewards.sandbox.program import python_command
@@ -54,15 +55,20 @@ class FreshRunner:
     def _start(self, pipes: JobPipes) -> subprocess.Popen:
         stdin, stdout, stderr, *extra = pipes.child
         command = python_command(self.plan.python, self.plan.program(), "job", *map(str, extra))
-        return subprocess.Popen(
-            self.plan.argv(command, self.limits),
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            pass_fds=extra,
-            start_new_session=True,
-            env=SANDBOX_ENV,
-        )
+        filter_fd = seccomp.program_fd(seccomp.program()) if self.plan.bwrap_loads_filter() else None
+        try:
+            return subprocess.Popen(
+                self.plan.argv(command, self.limits, filter_fd),
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                pass_fds=extra + ([] if filter_fd is None else [filter_fd]),
+                start_new_session=True,
+                env=SANDBOX_ENV,
+            )
+        finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
 
     def _host_scratch(self, uids: dict | None) -> str:
         """A scratch folder on the host for kinds without a private tmpfs, owned by the run."""

@@ -38,7 +38,7 @@ import types
 
 HEADER_FD, RESULT_FD, SECRET_FD = 3, 4, 5
 SCRATCH = "/scratch"  # where warm mode mounts each job's scratch; the header names the real one
-_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS = 4, 38
+_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 4, 38, 22, 2
 _CLONE_NEWNS, _CLONE_NEWIPC = 0x20000, 0x8000000
 _CLONE_NEWPID, _CLONE_NEWNET = 0x20000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
@@ -54,6 +54,18 @@ def _check(result: int, what: str) -> None:
 
 def prctl(option: int, value: int) -> None:
     _check(_LIBC.prctl(option, value, 0, 0, 0), f"prctl({option}, {value})")
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_seccomp(program: bytes) -> None:
+    """Load the run's syscall filter (rewards/sandbox/seccomp.py) for this process and all it
+    starts; needs no_new_privs (or CAP_SYS_ADMIN) first."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    _check(_LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "prctl(PR_SET_SECCOMP)")
 
 
 def drop_capabilities() -> None:
@@ -138,6 +150,8 @@ class Job:
             os.setresuid(uid, uid, uid)
         drop_capabilities()
         prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        if self.header.get("seccomp"):  # None when bwrap installed it for the whole sandbox
+            install_seccomp(self.header["seccomp"])
         os.umask(0o077)
         scratch = self.header["scratch"]
         os.chdir(scratch if role == "candidate" else "/")

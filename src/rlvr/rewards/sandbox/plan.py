@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rlvr.rewards.sandbox import seccomp
 from rlvr.rewards.sandbox.program import PROGRAM_IN_BWRAP, program_path
 from rlvr.rewards.sandbox.types import Isolation, Limits
 
@@ -99,10 +100,12 @@ class Plan:
     root: bool
     python: str
 
-    def argv(self, command: list[str], limits: Limits) -> list[str]:
-        """The full command line that runs `command` under this isolation."""
+    def argv(self, command: list[str], limits: Limits, seccomp_fd: int | None = None) -> list[str]:
+        """The full command line that runs `command` under this isolation; `seccomp_fd` holds
+        the syscall filter for bwrap to load (`bwrap_loads_filter`)."""
         if self.kind == "bwrap":
-            return self._bwrap_argv(limits) + command
+            load = ["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []
+            return self._bwrap_argv(limits) + load + command
         if self.kind == "unshare":
             user = [] if self.root else ["--user", "--map-root-user"]
             return [
@@ -147,6 +150,12 @@ class Plan:
         first = _UID_BASE + secrets.randbelow(_UID_SPAN)
         return {"candidate": first, "checker": first + _UID_SPAN}
 
+    def bwrap_loads_filter(self) -> bool:
+        """A fresh bwrap sandbox gets the syscall filter from bwrap (`--seccomp FD`), for every
+        process in it; warm mode's zygote needs unshare and mount for each job, so there (and
+        without bwrap) each role loads it itself before running anything."""
+        return self.kind == "bwrap" and not self.warm and seccomp.program() is not None
+
     def header_extra(self, limits: Limits, uids: dict | None, scratch: str) -> dict:
         extra = NPROC_EXTRA_WARM if self.warm else NPROC_EXTRA_FRESH
         return {
@@ -154,6 +163,7 @@ class Plan:
             "uids": uids,
             "nproc_extra": extra,
             "scratch": scratch,
+            "seccomp": None if self.bwrap_loads_filter() else seccomp.program(),
         }
 
     def isolation(self) -> Isolation:
@@ -161,9 +171,12 @@ class Plan:
 
     def _keeps(self) -> tuple[str, ...]:
         own = ("own uid per run",) if self.root else ()
+        filtered = ("syscall filter (no new namespaces, mount, ptrace, keyctl, bpf, ...)",) \
+            if seccomp.program() is not None else ()
         common = (
             "rlimits (cpu, memory, processes, file size, open files)",
             "wall-clock kill",
+            *filtered,
             *own,
         )
         if self.kind == "bwrap":
