@@ -13,6 +13,7 @@ def test_float_noise_is_not_magnified():
     assert high - low == pytest.approx(1e-3)  # NOISE_SPAN x |1|: the 2e-7 wobble is 0.02% of the axis
     assert y_range([0.50, 0.51]) == pytest.approx((0.455, 0.555))  # a share gets at least 0.1 of axis
     assert y_range([0.0, 0.8]) == (0.0, 0.8)  # a real change is drawn at full height
+    assert y_range([0.0, 7.45e-9]) == (0.0, 1e-6)  # a policy loss of 0 up to rounding: flat at 0
     assert y_range([0.0, 0.001]) == (0.0, 0.001)  # a small quantity (a KL of 1e-3) keeps its own scale
     assert y_range([0.0, 0.02]) == (0.0, 0.1)  # a share near 0 widened stays above 0
 

@@ -61,7 +61,9 @@ def add_cot_arguments(ev: argparse.ArgumentParser) -> None:
                                 "reasoning right (Wen et al. 2025); reported beside pass@k")
     cot.add_argument("--cot-judge", metavar="SPEC", help="the reasoning judge: function:package.module:function "
                      "(fn(prompt, reasoning, question, reference) -> P(right)), model:DIR or http:URL (a GenRM "
-                     "judge), rubric:RECIPE.toml (its [reward] rubric), or samples (the --samples file's cot_p)")
+                     "judge), reward:package.module:function, rubric:RECIPE.toml (its [reward] rubric), "
+                     "rules:RECIPE.toml, recipe:RECIPE.toml (its [reward.judge]), any|all|majority:SPEC + SPEC "
+                     "(several judges), or samples[:RULE] (the --samples file's cot_p); resumes after a stop")
     cot.add_argument("--cot-threshold", type=float, default=0.5, help="reasoning right when P >= THRESHOLD (0.5)")
     cot.add_argument("--cot-question", help="the question put to the judge (default: cot_judge.COT_QUESTION)")
     cot.add_argument("--cot-judge-samples", type=int, default=1, help="GenRM: k judge samples, P is their mean")

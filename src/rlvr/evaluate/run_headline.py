@@ -38,7 +38,7 @@ def step_chart(all_series: dict) -> Chart | None:
 def compute_chart(folder) -> tuple[Chart | None, str]:
     """eval/accuracy vs completion tokens with the fit and the forecast; (None, why) without points."""
     from rlvr.scaling.fit import FitError, FitSettings, fit_sigmoid
-    from rlvr.scaling.predict import predict
+    from rlvr.scaling.predict import ForecastSettings, predict
     from rlvr.scaling.sources import read_points
 
     try:
@@ -60,11 +60,13 @@ def compute_chart(folder) -> tuple[Chart | None, str]:
         notes.append(f"no sigmoid fit: {e}")
     if len(points.compute) >= 2:
         target = float(points.compute.max()) * FORECAST_FACTOR
-        p = predict(points.compute, points.reward, target)
+        settings = ForecastSettings()
+        p = predict(points.compute, points.reward, target, settings)
         chart.bars.append((target, p.value, p.low, p.high))
         notes.insert(0, f"forecast at {FORECAST_FACTOR:g}x the compute so far (C = {target:.3g}): "
                         f"{p.value:.3f} [{p.low:.3f}, {p.high:.3f}], {p.level:.0%} interval"
-                        + (f"; wider than the tolerance {0.1:g}, so not a usable forecast yet" if p.refused else ""))
+                        + (f"; wider than the tolerance {settings.tolerance:g} (rlvr fit --tolerance), so not a usable "
+                           f"forecast yet" if p.refused else ""))
     return chart, "; ".join(notes)
 
 

@@ -1,8 +1,9 @@
 """Inline SVG line charts for the run report: several series, a shaded band, interval bars.
 
 The y-axis never magnifies float noise: it spans at least NOISE_SPAN of the values' magnitude
-(a ratio that stays 1 +- 1e-7 is drawn as a flat line at 1, not as full-height zigzags), and a
-reward-like series in [0, 1] keeps at least 0.1 of axis so that a 0.01 wobble looks small.
+(a ratio that stays 1 +- 1e-7 is drawn as a flat line at 1, not as full-height zigzags) and at
+least ABS_NOISE_SPAN (a policy loss of 0 to 7e-9 is flat at 0), and a reward-like series in
+[0, 1] keeps at least 0.1 of axis so that a 0.01 wobble looks small.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import html
 from dataclasses import dataclass, field
 
 NOISE_SPAN = 1e-3  # relative: variation below this share of |y| is float noise
+ABS_NOISE_SPAN = 1e-6  # absolute: a loss of 0 +- 1e-9 is rounding left by a cancellation
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 
 
@@ -42,7 +44,7 @@ def y_range(values: list[float]) -> tuple[float, float]:
     """(low, high) of the y-axis: the data's range, widened to the minimum spans of the docstring."""
     low, high = min(values), max(values)
     magnitude = max(abs(low), abs(high))
-    minimum = max(NOISE_SPAN * magnitude, 1e-12)
+    minimum = max(NOISE_SPAN * magnitude, ABS_NOISE_SPAN)
     if 0 <= low and high <= 1 and high - low < 0.1 and magnitude > 1e-3:
         minimum = 0.1
     if high - low < minimum:
