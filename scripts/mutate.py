@@ -49,6 +49,10 @@ class Mutant:
 
 STEPS, BUILDER = "src/rlvr/orchestrate/batch_steps.py", "src/rlvr/orchestrate/batch_builder.py"
 CHAIN_TESTS = ("tests/orchestrate", "tests/algo")
+PLAN, PARTS = "src/rlvr/orchestrate/plan.py", "src/rlvr/orchestrate/components.py"
+SPEC, TRAINER = "src/rlvr/orchestrate/batch_spec.py", "src/rlvr/train/trainer.py"
+WIRING_TESTS = ("tests/orchestrate/test_every_field.py", "tests/orchestrate/test_plan.py")
+TRAINER_TESTS = ("tests/train/test_trainer.py",)
 MUTANTS = [
     # The batch chain (orchestrate/batch_builder.py, batch_steps.py).
     Mutant("kl_sign_in_the_group_advantage", STEPS, "rewards - kl_penalty.sum(1)", "rewards + kl_penalty.sum(1)",
@@ -89,6 +93,28 @@ MUTANTS = [
            "return self.source.state()", ("tests/orchestrate",)),
     Mutant("vapo_pretraining_trains_the_policy", "src/rlvr/orchestrate/learner.py",
            "steps_done < self.config.critic.pretrain_steps", "steps_done < 0", ("tests/orchestrate",)),
+    # The config reaching the objective, the batch chain and the trainer (issue 28): each field's
+    # wiring, checked by tests/orchestrate/test_every_field.py.
+    Mutant("objective_drops_off_policy_delta", PLAN, '"positive_lm_coef", "off_policy_delta",', '"positive_lm_coef",',
+           WIRING_TESTS),
+    Mutant("objective_takes_the_default_surrogates_args", PLAN, "SURROGATE_PARAMS[a.surrogate]",
+           'SURROGATE_PARAMS["ppo_clip"]', WIRING_TESTS),
+    Mutant("max_grad_norm_ignored", PARTS, "max_grad_norm=t.max_grad_norm,\n", "\n", WIRING_TESTS),
+    Mutant("trainer_temperature_fixed", PARTS, '"temperature": config.sampling.temperature', '"temperature": 1.0',
+           WIRING_TESTS),
+    Mutant("critic_value_clip_ignored", PARTS, '"clip_eps": cr.value_clip', '"clip_eps": 0.2', WIRING_TESTS),
+    Mutant("sampling_top_k_dropped", PARTS, "top_k=s.top_k,", "", WIRING_TESTS),
+    Mutant("mismatch_cap_read_from_low", SPEC, "cap=a.mismatch_cap", "cap=a.mismatch_low", WIRING_TESTS),
+    Mutant("lam_critic_not_read", SPEC, "lam_critic=a.lam_critic,", "", WIRING_TESTS),
+    # The trainer (train/trainer.py).
+    Mutant("trainer_ignores_max_grad_norm", TRAINER, "clip_grad_norm_(stepped, self.optim.max_grad_norm)",
+           'clip_grad_norm_(stepped, float("inf"))', TRAINER_TESTS),
+    Mutant("trainer_drops_the_last_micro_batch", TRAINER, ".split(self.micro_batch_size):",
+           ".split(self.micro_batch_size)[:1]:", TRAINER_TESTS),
+    Mutant("trainer_logprobs_without_temperature", TRAINER, "completion_logprobs(self.model, micro, self.temperature,",
+           "completion_logprobs(self.model, micro, 1.0,", TRAINER_TESTS),
+    Mutant("trainer_keeps_the_last_steps_gradients", TRAINER, "        self.optimizer.zero_grad(set_to_none=True)\n",
+           "", TRAINER_TESTS),
     # Registries: a table entry without its name.
     Mutant("registry_entry_without_its_name", "src/rlvr/algo/surrogates.py",
            '"dro": dro,', '"dro": dro, "unnamed": dro,', ("tests/test_registries.py", "tests/algo")),

@@ -124,7 +124,33 @@ def collect_edges() -> list[Edge]:
     return edges
 
 
+def _module_targets(node: ast.AST, path: Path, modules: set[str]) -> list[str]:
+    """The rlvr modules an import names: `from rlvr.a import b` is the module rlvr.a.b when
+    there is one, else rlvr.a (b a name in it)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name in modules]
+    base = node.module or ""
+    if node.level:
+        package = _module_name(path) if path.name == "__init__.py" else _module_name(path)[:-1]
+        base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+    found = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+    return [m for m in found if m in modules]
+
+
+def collect_module_edges() -> list[Edge]:
+    """Module -> module imports inside rlvr (Edge.source and .target are dotted module names)."""
+    paths = {".".join(_module_name(p)): p for p in SRC.rglob("*.py")}
+    edges = []
+    for name, path in sorted(paths.items()):
+        for node, kind in _walk(ast.parse(path.read_text(), str(path)), "eager"):
+            where = f"{path.relative_to(SRC.parent)}:{node.lineno}"
+            edges += [Edge(name, target, kind, where) for target in _module_targets(node, path, set(paths))
+                      if target != name]
+    return edges
+
+
 EDGES = collect_edges()
+MODULE_EDGES = collect_module_edges()
 PACKAGES = {_package_of(p) for p in SRC.rglob("*.py")}
 RLVR_EDGES = [e for e in EDGES if e.target in PACKAGES]
 
@@ -185,6 +211,22 @@ def test_no_cycle_between_packages():
     cycles = _cycles(RLVR_EDGES)
     detail = "\n".join(_report([e for e in RLVR_EDGES if {e.source, e.target} <= set(c)]) for c in cycles)
     assert cycles == [], f"package cycles {cycles}:\n{detail}"
+
+
+def test_no_cycle_between_modules():
+    """No import circle between modules either, inside a package or across: a circle closed
+    by a lazy import (one inside a function) is one all the same, only hidden. An import
+    under TYPE_CHECKING runs nothing, so a circle it alone closes is not refused here."""
+    running = [e for e in MODULE_EDGES if e.kind != "typing"]
+    cycles = _cycles(running)
+    detail = "\n".join(_report([e for e in running if {e.source, e.target} <= set(c)]) for c in cycles)
+    assert cycles == [], f"module cycles {cycles}:\n{detail}"
+
+
+def test_the_module_walk_resolves_from_imports_to_modules():
+    assert Edge("rlvr.orchestrate.batch_builder", "rlvr.orchestrate.batch_steps", "eager",
+                "rlvr/orchestrate/batch_builder.py:29") in MODULE_EDGES  # `from rlvr.orchestrate import batch_steps`
+    assert any(e.source == "rlvr.orchestrate.plan" and e.target == "rlvr.config" for e in MODULE_EDGES)
 
 
 def test_each_package_imports_only_what_its_row_allows():

@@ -79,18 +79,6 @@ class Scored:
     token_adv: tuple[float, ...] | None = None
 
 
-@dataclass
-class Group:
-    """The G rollouts of one prompt; group-relative advantages are computed within it."""
-
-    sample: Sample
-    members: list[Scored] = field(default_factory=list)
-
-    @property
-    def rewards(self) -> list[float]:
-        return [m.reward for m in self.members]
-
-
 @dataclass(frozen=True)
 class Batch:
     """The tensors one optimiser step trains on. B rows, P prompt columns, T completion columns.

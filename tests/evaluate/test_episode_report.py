@@ -10,8 +10,9 @@ import re
 import pytest
 
 from rlvr.evaluate.episodes_compare import compare_episodes
-from rlvr.evaluate.episodes_eval import (TASK_CODEC, EpisodeOutcome, TaskEpisodes, episode_rows, sample_trajectories,
-                                         write_episode_evaluation)
+from rlvr.evaluate.episodes_eval import (TASK_CODEC, EpisodeOutcome, TaskEpisodes, episode_rows,
+                                         sample_trajectories)
+from rlvr.evaluate.episodes_write import write_episode_evaluation
 from rlvr.evaluate.summary import EvalError
 
 

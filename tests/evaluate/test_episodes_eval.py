@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rlvr.evaluate.episodes_eval import (EpisodeOutcome, TaskEpisodes, disagreeing_tasks, greedy_metrics,
-                                         sampled_metrics, success_histogram, summarize_episodes,
-                                         write_episode_evaluation)
+                                         sampled_metrics, success_histogram, summarize_episodes)
+from rlvr.evaluate.episodes_write import write_episode_evaluation
 
 REPO = Path(__file__).resolve().parents[2]
 WIN = EpisodeOutcome(reward=1.0, env_ended=True, turns=2, tool_calls=1, stop_reason="solved")

@@ -23,7 +23,8 @@ from rlvr.rewards.sandbox import (
     bwrap_unavailable,
     choose_plan,
 )
-from rlvr.rewards.sandbox.plan import Plan, cannot_try, probe, python_executable
+from rlvr.rewards.sandbox.plan import Plan, cannot_try, python_executable
+from rlvr.rewards.sandbox.probe import probe
 
 WHY_NOT = bwrap_unavailable()
 needs_bwrap = pytest.mark.skipif(

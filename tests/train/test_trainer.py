@@ -13,6 +13,7 @@ from rlvr.engines import HFEngine, SamplingParams
 from rlvr.errors import NumericalError
 from rlvr.train import OptimConfig, Trainer
 from rlvr.train.batching import collate
+from rlvr.train.logprobs import batch_logprobs
 from rlvr.train.checkpoint import list_checkpoints, load_state, save_checkpoint
 from rlvr.models.finite import all_finite, first_nonfinite
 
@@ -109,6 +110,37 @@ def test_step_changes_weights_and_reports_metrics(tiny_model, tokenizer):
     assert moved
     for key in ("loss/policy", "policy/entropy", "train/grad_norm", "time/optimizer_s", "policy/approx_kl"):
         assert key in metrics and metrics[key] == metrics[key]  # present and not NaN
+
+
+def test_gradients_are_clipped_to_max_grad_norm(tiny_model, tokenizer):
+    """clip_gradients leaves the stepped gradients with norm max_grad_norm (chosen below the
+    batch's own norm, so clipping is active) and reports the norm before clipping."""
+    batch = rollout_batch(tiny_model, tokenizer)
+    free = Trainer(copy.deepcopy(tiny_model), Objective(), OptimConfig(max_grad_norm=1e9), micro_batch_size=4)
+    free.accumulate_gradients(batch)
+    norm = float(free.clip_gradients())
+    trainer = Trainer(tiny_model, Objective(), OptimConfig(max_grad_norm=norm / 10), micro_batch_size=4)
+    trainer.accumulate_gradients(batch)
+    assert float(trainer.clip_gradients()) == pytest.approx(norm, rel=1e-5)
+    assert float(grads(trainer).norm()) == pytest.approx(norm / 10, rel=1e-3)
+
+
+def test_the_trainer_scores_at_its_sampling_temperature(tiny_model, tokenizer):
+    """pi_old taken at temperature 2 (as an engine sampling at T = 2 reports it): a trainer at
+    T = 2 is on-policy (ratio 1, approx_kl 0), one at T = 1 is not."""
+    batch = rollout_batch(tiny_model, tokenizer)
+    with torch.no_grad():
+        batch = dataclasses.replace(batch, old_logp=batch_logprobs(tiny_model, batch, 2.0))
+
+    def ratio_and_kl(temperature):
+        trainer = Trainer(tiny_model, Objective(aggregation="token_mean"), OptimConfig(), micro_batch_size=4,
+                          temperature=temperature)
+        m = trainer.accumulate_gradients(batch)
+        return m["policy/ratio_mean"], m["policy/approx_kl"]
+
+    ratio, kl = ratio_and_kl(2.0)
+    assert ratio == pytest.approx(1.0, abs=1e-5) and kl == pytest.approx(0.0, abs=1e-6)
+    assert abs(ratio_and_kl(1.0)[1]) > 1e-3
 
 
 def test_checkpoint_is_atomic_and_pruned(tiny_model, tmp_path):

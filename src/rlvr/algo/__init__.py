@@ -10,7 +10,7 @@ from rlvr.algo.curriculum import PassRateTracker
 from rlvr.algo.filters import GroupFilter, nonzero_variance_groups
 from rlvr.algo.gae import decoupled_gae, gae_advantages, length_adaptive_lambda
 from rlvr.algo.kl import KL_ESTIMATORS, kl_estimate, kl_reward_penalty
-from rlvr.algo.objective import KL_PLACEMENTS, Objective
+from rlvr.algo.objective import Objective
 from rlvr.algo.ratios import RATIO_LEVELS
 from rlvr.algo.returns import (
     discounted_returns,
@@ -27,7 +27,6 @@ __all__ = [
     "BASELINES",
     "GroupFilter",
     "KL_ESTIMATORS",
-    "KL_PLACEMENTS",
     "Objective",
     "PassRateTracker",
     "RATIO_LEVELS",

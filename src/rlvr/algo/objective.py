@@ -37,7 +37,6 @@ from rlvr.algo.surrogates import SURROGATES
 from rlvr.types import Batch
 
 Tensor = torch.Tensor
-KL_PLACEMENTS = names.KL_PLACEMENT.names
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ def recipes(args: argparse.Namespace) -> int:
         config = load_config(find_recipe(args.name))
         print(dump_config(config), end="")
         if args.explain:
-            from rlvr.orchestrate.plan import plan_run  # imports torch: only when asked
+            from rlvr.orchestrate.plan import plan_run  # torch-free, but only needed when asked
 
             print(explain(config), end="")
             print("\n# the run plan:\n" + "".join(f"#   {line}\n" for line in plan_run(config).describe()), end="")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from rlvr.cli.eval_args import parse_ks, tokenizer_folder
 from rlvr.cli.eval_datasets import add_dataset_arguments, is_datasets_task
 from rlvr.cli.eval_defaults import fill_defaults
 from rlvr.cli.eval_episodes import add_episode_arguments, episode_config
@@ -74,19 +75,6 @@ def add_cot_arguments(ev: argparse.ArgumentParser) -> None:
     cot.add_argument("--cot-served-model", metavar="NAME", help="http: the judge model's name on the server")
 
 
-def parse_ks(text: str | None, n: int) -> tuple[int, ...]:
-    """'1,4,16' → (1, 4, 16); None → powers of 2 up to n, and n itself."""
-    if text is None:
-        return tuple(sorted({2 ** i for i in range(n.bit_length()) if 2 ** i <= n} | {n}))
-    try:
-        ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
-    except ValueError:
-        raise ConfigError(f"--k {text!r}: expected comma-separated integers like 1,4,16") from None
-    if not ks or ks[0] < 1:
-        raise ConfigError(f"--k {text!r}: every k must be a positive integer")
-    return ks
-
-
 EPISODE_ONLY_TASKS = ("textarena", "repo")  # tasks only an [env] plays (coherence_env.py)
 
 
@@ -128,19 +116,6 @@ def load_any_prompts(args: argparse.Namespace) -> list[Sample]:
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {args.limit}")
     return load_dataset_prompts(args, lambda: tokenizer_folder(args.model, args.tokenizer))[:args.limit]
-
-
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
-
-
-def tokenizer_folder(model: str, tokenizer: str | None) -> str:
-    """--tokenizer if given, else the model folder, which must then hold tokenizer files."""
-    if tokenizer is not None:
-        return tokenizer
-    if Path(model).is_dir() and not any((Path(model) / f).is_file() for f in TOKENIZER_FILES):
-        raise ConfigError(f"{model}: no tokenizer files here (a checkpoint of an rlvr older than 2026-12-01?); "
-                          f"pass --tokenizer BASE_MODEL_DIR")
-    return model
 
 
 def sample_model(path: str, samples: list[Sample], args: argparse.Namespace, verifier: MathVerifier,

@@ -20,7 +20,6 @@ figures of an uninterrupted run with that chunk size.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,7 +71,7 @@ def check_episode_args(args: argparse.Namespace, config: "Config") -> None:
 
 def side_tasks(args: argparse.Namespace, config: "Config", path: str):
     """The tokenizer of the model at `path` (the recipe's template) and the held-out tasks."""
-    from rlvr.cli.eval_command import tokenizer_folder
+    from rlvr.cli.eval_args import tokenizer_folder
     from rlvr.cli.eval_datasets import engine_tokenizer
     from rlvr.orchestrate.components import load_task
 
@@ -84,7 +83,7 @@ def load_parts(args: argparse.Namespace, config: "Config", path: str) -> "ModelP
     """The model at `path` in the recipe's engine seeded by args.seed, with the parts an
     environment is built from (the tokenizer with the recipe's template, the recipe's reward),
     from the recipe's plan as training builds them (orchestrate/model_parts.py)."""
-    from rlvr.cli.eval_command import tokenizer_folder
+    from rlvr.cli.eval_args import tokenizer_folder
     from rlvr.cli.eval_defaults import command_plan
     from rlvr.orchestrate.model_parts import load_model_parts
 
@@ -137,9 +136,9 @@ def evaluate_episodes(args: argparse.Namespace, config: "Config") -> "EvalOutput
     """Play, summarise and write the evaluation (results.json, disagreements.jsonl,
     episodes.jsonl, report.html, and with --compare their _compare twins, in args.out);
     nothing printed but a resumed side's progress."""
-    from rlvr.cli.eval_command import parse_ks
+    from rlvr.cli.eval_args import parse_ks
     from rlvr.engines.base import SamplingParams
-    from rlvr.evaluate.episodes_eval import write_episode_evaluation
+    from rlvr.evaluate.episodes_write import write_episode_evaluation
     from rlvr.evaluate.evaluation import EvalOutput
 
     check_episode_args(args, config)
@@ -211,10 +210,3 @@ def print_compare(compare: dict) -> None:
         print(f"  diff {name:<10} {Estimate(entry['mean'], *entry['ci'])}  (compare - model, paired over tasks)")
     ch = d["changes"]
     print(f"  tasks solved {ch['solved']}, lost {ch['lost']}, better {ch['better']}, worse {ch['worse']}")
-
-
-def run_episode_eval(args: argparse.Namespace, config: "Config") -> int:
-    start = time.perf_counter()
-    output = evaluate_episodes(args, config)
-    print_episode_summary(output, time.perf_counter() - start)
-    return 0

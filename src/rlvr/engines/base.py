@@ -108,6 +108,22 @@ class Engine(abc.ABC):
         raise NotImplementedError(f"{type(self).__name__} cannot take weights during a generation")
 
 
+class HeldStateEngine(Engine):
+    """An engine that holds its policy version and its sampling generator itself (the
+    in-process, Ray and vLLM engines): it sets `self._version` and `self._generator`."""
+
+    _version: int
+    _generator: torch.Generator
+
+    @property
+    def policy_version(self) -> int:
+        return self._version
+
+    @property
+    def generator(self) -> torch.Generator:
+        return self._generator
+
+
 def check_rows(rows: list[list[int]]) -> None:
     """`generate_ids`'s input check: every row holds at least one token id."""
     for i, row in enumerate(rows):

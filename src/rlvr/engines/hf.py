@@ -46,7 +46,7 @@ from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 
 from rlvr import heartbeat
 from rlvr.engines import qwen2_decode
-from rlvr.engines.base import Engine, SamplingParams, check_rows
+from rlvr.engines.base import HeldStateEngine, SamplingParams, check_rows
 from rlvr.engines.loading import pad_token_id
 from rlvr.engines.stop_tokens import stop_token_ids
 from rlvr.engines.weight_keys import check_weight_keys
@@ -157,7 +157,7 @@ def tempered(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     return (shifted / temperature).float()  # -1e300 becomes -inf: probability 0, as it should
 
 
-class HFEngine(Engine):
+class HFEngine(HeldStateEngine):
     """Samples from a `transformers` causal LM in this process (CPU or one GPU)."""
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024,
@@ -184,14 +184,6 @@ class HFEngine(Engine):
         # transformers 5 renamed the forward argument `past_key_values` to `cache`.
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
-
-    @property
-    def policy_version(self) -> int:
-        return self._version
-
-    @property
-    def generator(self) -> torch.Generator:
-        return self._generator
 
     @property
     def scoring_model(self) -> PreTrainedModel:

@@ -19,7 +19,7 @@ stays finite. The embedding and the output head are the model's own modules, so 
 head (`rlvr.models.precision.use_fp32_head`) is honoured.
 
 `unsupported_reason(model)` says why a model cannot take this path (HFEngine then uses the
-generic loop); `supports(model)` is its boolean.
+generic loop), None when it can.
 """
 
 from __future__ import annotations
@@ -91,10 +91,6 @@ def _layer_reason(layer: torch.nn.Module) -> str | None:
     if any(type(n) is not Qwen2RMSNorm for n in (layer.input_layernorm, layer.post_attention_layernorm)):
         return "a layer norm is not Qwen2RMSNorm"
     return None
-
-
-def supports(model: torch.nn.Module) -> bool:
-    return unsupported_reason(model) is None
 
 
 @dataclass(frozen=True)

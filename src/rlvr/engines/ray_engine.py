@@ -31,7 +31,7 @@ import time
 import torch
 
 from rlvr import heartbeat
-from rlvr.engines.base import Engine, SamplingParams, check_rows
+from rlvr.engines.base import HeldStateEngine, SamplingParams, check_rows
 from rlvr.engines.stop_tokens import folder_stop_ids
 from rlvr.errors import RlvrError
 from rlvr.types import Rollout
@@ -76,7 +76,7 @@ class RolloutWorker:
         return os.getpid()
 
 
-class RayEngine(Engine):
+class RayEngine(HeldStateEngine):
     def __init__(self, model_path: str, tokenizer, *, dtype: str = "float32", fp32_head: bool = True,
                  workers: int = 1, address: str = "auto", seed: int = 0, threads_per_worker: int = 1,
                  prepare_model=None, chunk_timeout_s: float = 0.0, stop_ids: tuple[int, ...] | None = None):
@@ -102,14 +102,6 @@ class RayEngine(Engine):
 
     def _spawn(self):
         return self._actor.remote(*self._spec)
-
-    @property
-    def policy_version(self) -> int:
-        return self._version
-
-    @property
-    def generator(self) -> torch.Generator:
-        return self._generator
 
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         self.weights_ref = self.ray.put({k: v.detach().cpu() for k, v in state_dict.items()})

@@ -60,7 +60,7 @@ from typing import Any, Iterable, Sequence
 
 import torch
 
-from rlvr.engines.base import Engine, SamplingParams, check_rows
+from rlvr.engines.base import HeldStateEngine, SamplingParams, check_rows
 from rlvr.engines.stop_tokens import folder_stop_ids
 from rlvr.engines.weight_keys import WeightKeyError, check_weight_keys
 from rlvr.errors import ConfigError, RlvrError
@@ -211,7 +211,7 @@ def build_vllm_engine(model_path: str, tokenizer, *, seed: int = 0, context: int
                       stop_ids=folder_stop_ids(tokenizer, str(model_path)))
 
 
-class VLLMEngine(Engine):
+class VLLMEngine(HeldStateEngine):
     """Samples with a `vllm.LLM` (see the module docstring for the log-prob semantics).
 
     `llm` and `sampling_params_cls` are vLLM's `LLM` and `SamplingParams`; `build_vllm_engine`
@@ -229,14 +229,6 @@ class VLLMEngine(Engine):
         self.eos_id = tokenizer.eos_token_id
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._version = 0
-
-    @property
-    def policy_version(self) -> int:
-        return self._version
-
-    @property
-    def generator(self) -> torch.Generator:
-        return self._generator
 
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         if self.weight_keys is not None:

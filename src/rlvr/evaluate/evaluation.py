@@ -20,7 +20,7 @@ from rlvr.evaluate.compare import compare_groups
 from rlvr.evaluate.cot_pass import CotInput, compare_cot, summarize_cot
 from rlvr.evaluate.disagreement import mine_disagreements, scattered_prompts, write_disagreements
 from rlvr.evaluate.groups import PromptGroup, Verify, grade_rollouts
-from rlvr.evaluate.report import write_report
+from rlvr.evaluate.report_page import write_report
 from rlvr.evaluate.summary import summarize
 
 if TYPE_CHECKING:  # an engine means torch; scoring a samples file must not import it

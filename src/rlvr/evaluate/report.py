@@ -6,6 +6,7 @@ differences and the solved / lost prompts. An evaluation on environments (result
 settings name an `env`) gets the same page, plots and compare section with its own figures
 (success@1, pass@k, the successes-out-of-k histogram, stop reasons) and a few episodes
 rendered turn by turn (episode_report.py). Every text from a model or a file is escaped.
+This module holds the pieces and the single-turn sections; report_page.py writes the page.
 """
 
 from __future__ import annotations
@@ -168,24 +169,3 @@ def single_turn_sections(results: dict, disagreements: list[dict]) -> list[str]:
     if "compare" in results:
         parts.append(compare_section(results["compare"]["diff"]))
     return parts
-
-
-def write_report(path: Path, results: dict, disagreements: list[dict],
-                 trajectories: dict[str, list[dict]] | None = None) -> Path:
-    """Write report.html for `results` (the results.json dict) and the mined disagreements;
-    an evaluation on environments (settings with "env") also shows `trajectories`, a few
-    episodes of each side ({"model": [...], "compare": [...]}, episodes.jsonl rows)."""
-    meta = results["settings"]
-    if "env" in meta:
-        from rlvr.evaluate.episode_report import episode_sections
-
-        sections = episode_sections(results, disagreements, trajectories or {})
-    else:
-        sections = single_turn_sections(results, disagreements)
-    title = "rlvr eval" + (f" on {meta['env']} episodes" if "env" in meta else "")
-    parts = [f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{STYLE}</style>"
-             f"</head><body><h1>{html.escape(title)}</h1>",
-             "<p>" + html.escape(", ".join(f"{k} = {v}" for k, v in meta.items())) + "</p>",
-             *sections, "</body></html>"]
-    path.write_text("\n".join(parts), encoding="utf-8")
-    return path

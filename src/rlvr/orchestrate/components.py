@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers import PreTrainedModel
 
 from rlvr.algo import Objective
 from rlvr.config import Config
 from rlvr.config.schema import RewardSection
-from rlvr.engines import Engine, SamplingParams
+from rlvr.engines import SamplingParams
 from rlvr.engines.loading import TOKENIZER_FILES, load_model, load_tokenizer, resolve_device
 from rlvr.errors import ConfigError, DatasetError
 from rlvr.tasks.registry import TASKS, load_splits
@@ -113,6 +113,35 @@ def build_objective(plan: RunPlan) -> Objective:
     return Objective(**plan.objective)
 
 
+def sampling_params(config: Config) -> SamplingParams:
+    """The [sampling] section as the engine reads it."""
+    s = config.sampling
+    return SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature, top_p=s.top_p,
+                          stop=tuple(s.stop), min_new_tokens=s.min_new_tokens, top_k=s.top_k,
+                          replay_support=config.algo.sampling_mask == "replay")
+
+
+def optim_config(config: Config) -> OptimConfig:
+    """The policy's optimiser settings ([train], model.master_weights)."""
+    t = config.train
+    return OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay, max_grad_norm=t.max_grad_norm,
+                       schedule=ScheduleConfig.from_train(t), master_weights=config.model.master_weights == "fp32")
+
+
+def trainer_options(config: Config) -> dict[str, object]:
+    """The trainer's keywords beside the model, the objective and `optim_config`."""
+    t = config.train
+    return {"micro_batch_size": t.micro_batch_size, "temperature": config.sampling.temperature,
+            "logit_chunk": t.logit_chunk}
+
+
+def critic_options(config: Config) -> dict[str, object]:
+    """The value model's trainer's keywords ([critic], and [train]'s micro-batch and clipping)."""
+    cr, t = config.critic, config.train
+    return {"lr": cr.lr, "loss": cr.value_loss, "clip_eps": cr.value_clip, "micro_batch_size": t.micro_batch_size,
+            "max_grad_norm": t.max_grad_norm}
+
+
 def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn: RewardFn | None = None) -> Parts:
     """Everything the plan needs, loaded. `weights_from` (a checkpoint) replaces the model's
     weights; `reward_fn` (a Python callable, rlvr.train's `reward=`) replaces the config's reward."""
@@ -127,25 +156,14 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn
     context = getattr(model.config, "max_position_embeddings", None)
     check_prompt_lengths(train_set + test_set, tokenizer, context,
                          max(config.sampling.max_new_tokens, config.eval.max_new_tokens))
-    s = config.sampling
-    sampling = SamplingParams(max_new_tokens=s.max_new_tokens, temperature=s.temperature,
-                              top_p=s.top_p, stop=tuple(s.stop), min_new_tokens=s.min_new_tokens,
-                              top_k=s.top_k, replay_support=config.algo.sampling_mask == "replay")
+    sampling = sampling_params(config)
     ref_model = load_reference(config, objective, model, model_path, device, base, tokenizer)
     engine = ENGINE_BUILDERS[plan.engine](config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
     t = config.train
     if t.gradient_checkpointing:  # after the engine's copy, which generates without it
         enable_gradient_checkpointing(model)
-    trainer = (FSDPTrainer if t.fsdp else Trainer)(
-        model, objective, OptimConfig(lr=t.lr, betas=t.betas, weight_decay=t.weight_decay,
-                                      max_grad_norm=t.max_grad_norm, schedule=ScheduleConfig.from_train(t),
-                                      master_weights=config.model.master_weights == "fp32"),
-        micro_batch_size=t.micro_batch_size, temperature=s.temperature, logit_chunk=t.logit_chunk)
-    critic = None
-    if plan.needs_critic:
-        cr = config.critic
-        critic = CriticTrainer(ValueModel(model), lr=cr.lr, loss=cr.value_loss, clip_eps=cr.value_clip,
-                               micro_batch_size=t.micro_batch_size, max_grad_norm=t.max_grad_norm)
+    trainer = (FSDPTrainer if t.fsdp else Trainer)(model, objective, optim_config(config), **trainer_options(config))
+    critic = CriticTrainer(ValueModel(model), **critic_options(config)) if plan.needs_critic else None
     torch.manual_seed(config.run.seed)
     # Model-based rewards (RLPR) read the weights that generated the batch: the in-process
     # engine's copy, which the async trainer thread does not touch while scoring runs.

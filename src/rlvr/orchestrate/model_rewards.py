@@ -12,6 +12,7 @@ from pathlib import Path
 from rlvr import names
 from rlvr.config.schema import JudgeSection, RewardSection, RubricCriterion
 from rlvr.errors import ConfigError
+from rlvr.function_spec import import_function
 from rlvr.rewards.judge import (
     GenRMJudge,
     HttpJudgeBackend,
@@ -41,13 +42,12 @@ def build_judge(j: JudgeSection) -> GenRMJudge:
 
 
 def criterion(c: RubricCriterion, section: RewardSection, judge: Callable[[], GenRMJudge]):
-    from rlvr.orchestrate.scoring import import_function
     from rlvr.rewards.build import build_verifier
 
     if c.question is not None:
         return JudgeCriterion(judge(), c.question)
     if c.function is not None:
-        return ProgramCriterion(import_function(c.function), c.name)
+        return ProgramCriterion(import_function(c.function, f"reward.function = {c.function!r}"), c.name)
     return ProgramCriterion(build_verifier(c.verifier, section), c.name)  # the section's template too
 
 

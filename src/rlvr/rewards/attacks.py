@@ -9,55 +9,17 @@ stops each attack.
 
 The text attacks answer "What is 6 * 7?" (gold "42") unless said otherwise; most put the gold
 somewhere in the reply where a careless checker (a substring test, any box, any line) would
-find it. The code attacks live in `code_attacks.py`.
+find it. The code attacks live in `code_attacks.py`; an `Attack` itself in `attack.py`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Mapping
 
-from rlvr import names
-from rlvr.rewards.code_tests import CodeTests
+from rlvr.rewards.attack import KINDS, TEXT_KINDS, Attack
 
-KINDS = names.PROGRAM_VERIFIER.names  # the built-in verifiers an attack can target
-TEXT_KINDS = tuple(kind for kind in KINDS if kind != "code")
-
-
-@dataclass(frozen=True)
-class Attack:
-    """One reply of the suite and what a sound verifier must give it.
-
-    Attributes:
-        name: short identifier, unique together with `variant`.
-        exploits: what the reply tries to exploit, in words.
-        response: the reply.
-        gold: the gold answer (text), or the code tests.
-        kinds: the verifier kinds it targets (see `KINDS`).
-        expected: the score a sound verifier gives (0 attack, 1 control, 1/3 partial).
-        control: an honest reply; it must reach `expected`, not stay under it.
-        variant: the code test style ("call", "assert", "stdio"), "" for text.
-        requires: [reward] settings under which it applies, each key with its allowed values
-            (e.g. {"template": ("boxed",)}): the answer template, `format_strict`.
-        hangs: runs until a limit stops it (the audit gives these a short limit).
-    """
-
-    name: str
-    exploits: str
-    response: str
-    gold: "str | CodeTests"
-    kinds: tuple[str, ...]
-    expected: float = 0.0
-    control: bool = False
-    variant: str = ""
-    requires: Mapping[str, tuple] = field(default_factory=dict)
-    hangs: bool = False
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} [{self.variant}]" if self.variant else self.name
-
+__all__ = ["KINDS", "TEXT_KINDS", "Attack", "all_attacks", "applies", "text_attacks"]
 
 ANSWERS = ("math", "exact")
 GOLD = "42"

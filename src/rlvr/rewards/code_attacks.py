@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 
-from rlvr.rewards.attacks import Attack
+from rlvr.rewards.attack import Attack
 from rlvr.rewards.code_attacks_escape import LEAK_ATTACK, NETWORK_ATTACK
 from rlvr.rewards.code_tests import CallCase, CodeTests, IOCase
 

@@ -79,7 +79,6 @@ _EMPTY_SET = re.compile(r"\\varnothing|\\emptyset|\\\{\s*\\\}")
 _ANGLE = re.compile(r"\\langle(.*)\\rangle")
 # Thin spaces inside one option ("\\textbf{(C)}\\ 14"); a "\\qquad" separates options, so stays.
 _OPTION_SPACING = re.compile(r"\\[ ,;:!]|~")
-_BRACKETS = {"(": ")", "[": "]", "{": "}"}
 _HEDGE_WORDS = re.compile(
     r"\s+(?:or|and)\s+|\\text\{\s*(?:or|and)\s*\}|\\(?:quad|qquad)|(?<=[)\]}])\s*(?:or|and)\s*(?=[(\[{])"
 )

@@ -37,9 +37,6 @@ class Factored:
     factors: tuple[tuple[int, "int | Factored"], ...]
 
 
-Value = "int | Factored"
-
-
 class _Unrepresentable(Exception):
     """The expression leaves the exact forms above (the caller returns None)."""
 

@@ -21,7 +21,6 @@ import secrets
 import shutil
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
 
 from rlvr.rewards.sandbox import seccomp
 from rlvr.rewards.sandbox.program import PROGRAM_IN_BWRAP, program_path
@@ -216,32 +215,3 @@ def cannot_try(plan: Plan) -> str | None:
             f"{plan.python}; use bwrap, or an interpreter other users can read (python=...)"
         )
     return None
-
-
-@lru_cache(maxsize=None)
-def probe(plan: Plan) -> str | None:
-    """Run one tiny job under `plan`; None if it worked, else why not (cached per process).
-
-    Call `cannot_try` first: this assumes the plan's tools exist.
-    """
-    from rlvr.rewards.sandbox.fresh import FreshRunner
-    from rlvr.rewards.sandbox.types import Job
-    from rlvr.rewards.sandbox.warm import WarmRunner
-
-    runner = (WarmRunner if plan.warm else FreshRunner)(plan, Limits(wall_s=30))
-    try:
-        run = runner.run(Job.python("import json; print('ok')"))
-    finally:
-        runner.close()
-    if run.error is None and run.exit_code == 0 and run.stdout == b"ok\n":
-        return None
-    detail = (
-        run.error or run.stderr.decode(errors="replace").strip()[-300:] or f"exit {run.exit_code}"
-    )
-    return f"a test run failed: {detail}"
-
-
-def bwrap_unavailable() -> str | None:
-    """Why bubblewrap cannot sandbox runs here, or None when it can (for skipping tests)."""
-    plan = Plan("bwrap", False, os.geteuid() == 0, python_executable())
-    return cannot_try(plan) or probe(plan)

@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Sequence
 
 from rlvr.rewards.sandbox.fresh import FreshRunner
-from rlvr.rewards.sandbox.plan import Plan, cannot_try, probe, python_executable
+from rlvr.rewards.sandbox.plan import Plan, cannot_try, python_executable
+from rlvr.rewards.sandbox.probe import probe
 from rlvr.rewards.sandbox.types import Execution, Isolation, Job, Limits, SandboxUnavailable
 from rlvr.rewards.sandbox.warm import WarmRunner
 
