@@ -80,6 +80,16 @@ def without_questions(text: str) -> str:
     return text
 
 
+def without_question_sentences(text: str) -> str:
+    """Blank out only the sentences that end in "?" (and "(The question was: ...)" remarks),
+    positions kept: where a box or tag is read, a restated task ("the question asks for the
+    area: $\\boxed{40}$") may hold the answer itself."""
+    blank = lambda match: " " * len(match[0])  # noqa: E731 - keeps every position
+    if "(" in text and ("uestion" in text or "roblem" in text or "ask" in text):
+        text = _QUESTION_REMARK.sub(blank, text)
+    return _QUESTION.sub(blank, text) if "?" in text else text
+
+
 def _delimited(text: str) -> str | None:
     """The inside of `text` when all of it is one `$...$`, `$$...$$`, `\\(...\\)`, `\\[...\\]`."""
     for pattern in _DELIMITED:

@@ -38,6 +38,7 @@ from rlvr.rewards.math_extract import (
     extract_last_choice,
     extract_last_number,
 )
+from rlvr.rewards.math_commitments import find_hedge
 from rlvr.rewards.math_sentence import states_text_gold
 from rlvr.rewards.math_spans import few_words, without_questions
 from rlvr.rewards.math_unicode import unicode_to_latex
@@ -224,6 +225,8 @@ class MathVerifier:
             return Verdict(0.0, "unclosed <think> block: no committed answer", ("unclosed_think",))
         gold = gold_answer(gold) if len(gold) <= self.max_chars else gold
         response = unicode_to_latex(response)  # "2½", "10²³", "√3": as the LaTeX they mean
+        if (hedge := find_hedge(response, self.timeout_s)) is not None:
+            return hedge_verdict(*hedge)
         if (option := choice_option(gold)) is not None:
             return self._option(response, *option)
         choice = is_choice_gold(gold)
@@ -240,7 +243,7 @@ class MathVerifier:
         answer = with_stated_base(answer, gold, response) if "_" in gold else answer
         if _hedged(answer, gold):
             if not self._all_equal(answer, gold):
-                return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
+                return Verdict(0.0, f"hedge: several answers in {_short(answer)}", ("hedge",))
             answer = top_level_items(clean(answer))[0]  # "1/2 or 0.5": one value, twice
         return self._judge(method, answer, gold)
 
@@ -277,6 +280,11 @@ class MathVerifier:
         if comparison.too_large and not equal:
             return Verdict(0.0, f"too large to evaluate: {_short(answer)}", ("too_large",))
         return _verdict(method, answer, gold, equal)
+
+
+def hedge_verdict(first: str, second: str) -> Verdict:
+    """0 for a reply that commits to two different answers (math_commitments.py)."""
+    return Verdict(0.0, f"hedge: commits to {_short(first, 40)} and to {_short(second, 40)}", ("hedge",))
 
 
 def _names_a_letter(answer: str) -> bool:
