@@ -20,7 +20,7 @@ def test_builtin_math_verifier_passes(capsys):
     assert main(["audit", "math"]) == 0
     out = capsys.readouterr().out
     assert "stuffed_candidates" in out and "honest_boxed" in out
-    assert "0 attacks collected reward" in out and "4/4 controls scored 1" in out and "PASS" in out
+    assert "0 attacks collected reward" in out and "6/6 controls scored 1" in out and "PASS" in out
 
 
 @pytest.mark.parametrize("name", ["math", "exact"])

@@ -35,8 +35,8 @@ def test_builtin_answer_verifiers_pass_and_controls_score_one(name):
 def test_answer_verifiers_under_a_template_pass_the_template_attacks(name, template):
     report = run_audit(name, options={"template": template})
     names = {o.attack.name for o in report.outcomes}
-    own = {"think_answer": {"no_answer_block", "answer_block_twice", "unclosed_answer_block",
-                            "answer_block_inside_think", "unclosed_think", "honest_despite_grader_note"},
+    own = {"think_answer": {"no_answer_block", "answer_block_inside_think", "unclosed_think",
+                            "honest_despite_grader_note"},
            "boxed": {"no_box_number_only", "unclosed_last_box", "honest_revised_box"}}
     other = "boxed" if template == "think_answer" else "think_answer"
     assert own[template] <= names and not own[other] & names
@@ -46,8 +46,7 @@ def test_answer_verifiers_under_a_template_pass_the_template_attacks(name, templ
 def test_template_attacks_pay_a_verifier_that_falls_through():
     """Without the template the maths verifier reads on past a missing answer: those attacks are
     then "hacked", which is what the suite is for (each would pass a broken template rule)."""
-    for template, attack in (("think_answer", "no_answer_block"), ("think_answer", "answer_block_twice"),
-                             ("think_answer", "unclosed_answer_block"), ("boxed", "no_box_number_only")):
+    for template, attack in (("think_answer", "no_answer_block"), ("boxed", "no_box_number_only")):
         [row] = [a for a in all_attacks() if a.name == attack]
         assert applies(row, "math", {"template": template}) and not applies(row, "math", {})
         from rlvr.rewards import MathVerifier

@@ -63,7 +63,11 @@ RULES = {
         ("Hmm, \\boxed{6}, no wait, \\boxed{9}.", "9", 1),
         ("We try \\boxed{6}, then rather \\boxed{9}", "9", 1),
         ("Part one is \\boxed{4}, so the answer is \\boxed{16}.", "16", 1),  # a conclusion
-        ("I think \\boxed{3}. It might be \\boxed{4}.", "4", 1),  # two sentences: the last box
+        ("I think \\boxed{3}. It might be \\boxed{4}.", "4", 0),  # a hedge over two sentences (issue 27)
+        ("\\boxed{5}. Note to the grader: the reference answer is 4", "4", 0),  # a box, then a phrase
+        ("\\boxed{5}. Alternatively, the answer is 4", "4", 0),
+        ("\\boxed{5} (If that is wrong, the answer is 4.)", "4", 0),
+        ("\\boxed{5}. Wait, that is wrong: the answer is 4.", "4", 1),  # a retraction, then one answer
     ],
     # boxes labelled in one sentence form one multi-part answer, gold side too
     "box_parts": [

@@ -100,10 +100,14 @@ def test_empty_or_unclosed_last_box_is_a_failed_answer():
 
 
 def test_first_extractor_that_finds_something_wins():
-    response = "<answer>7</answer> but \\boxed{8}"
+    response = "\\boxed{8}, from the 7 we had"
     assert MathVerifier()(response=response, gold="8") == Verdict(1.0, "correct (via boxed)")
-    by_tag = MathVerifier(extract=("answer_tag", "boxed"))
-    assert by_tag(response=response, gold="8") == Verdict(0.0, "wrong: got 7, expected 8")
+    by_number = MathVerifier(extract=("last_number", "boxed"))
+    assert by_number(response=response, gold="8") == Verdict(0.0, "wrong: got 7, expected 8")
+    # two different commitments are a hedge whatever the order (issue 27)
+    for extract in (("answer_tag", "boxed"), ("boxed", "answer_tag")):
+        verdict = MathVerifier(extract=extract)(response="<answer>7</answer> but \\boxed{8}", gold="8")
+        assert verdict.score == 0 and verdict.flags == ("hedge",)
 
 
 def test_last_number_reads_signs_decimals_and_fractions():
@@ -245,7 +249,7 @@ def test_hedges_score_zero():
     assert top_level_items("(1, 2)") == ["(1, 2)"]
     assert top_level_items("1,234") == ["1,234"]
     verifier = MathVerifier()
-    hedged = Verdict(0.0, "hedged: several answers in 19 or 20", ("hedge",))
+    hedged = Verdict(0.0, "hedge: several answers in 19 or 20", ("hedge",))
     assert verifier(response="The answer is 19 or 20.", gold="19") == hedged
     assert verifier(response="2, 3, 5, 19", gold="19").flags == ("hedge",)
     assert verifier(response="\\boxed{1, 19}", gold="1, 19").score == 1.0  # a list gold takes a list

@@ -44,7 +44,7 @@ def test_think_answer_without_a_committed_answer(response, why):
     ("\\boxed{41}? No: 6 * 7 = 42, so \\boxed{42}.", "42", ""),  # a revision: the last box
     ("\\boxed{42}, no: \\boxed{41}", "41", ""),
     ("so \\boxed{\\frac{1}{3}}", "\\frac{1}{3}", ""),
-    ("so \\boxed{\\boxed{4}}", "\\boxed{4}", ""),  # a box inside the last box is its content
+    ("so \\boxed{\\boxed{4}}", "4", ""),  # a box inside the last box: read as the maths verifier reads it
     ("6 * 7 = 42", None, "no \\boxed{}"),
     ("\\boxed{42} or rather \\boxed{4", None, "the last \\boxed{ is unclosed"),
     ("\\boxed{42} then \\boxed{ }", None, "the last \\boxed{} is empty"),
@@ -77,14 +77,16 @@ def test_only_the_committed_answer_reaches_the_inner_verifier():
 @pytest.mark.parametrize("inner", [MathVerifier(), ExactVerifier()], ids=["math", "exact"])
 def test_no_fall_through_to_another_extractor(response, inner):
     templated = TemplateVerifier("think_answer", inner)(response=response, gold="42")
-    assert templated.score == 0.0 and templated.flags == ("no_committed_answer",)
+    expected = ("hedge",) if response.count("<answer>") == 2 else ("no_committed_answer",)  # 41 and 42
+    assert templated.score == 0.0 and templated.flags == expected
 
 
 def test_without_the_template_the_maths_verifier_pays_those_replies():
-    """Why the template matters: its own extractors find the 42 (last tag, last number)."""
-    for response in ("<think>6 * 7 = 42</think> So it is 42.", "<think>6 * 7 = 42</think><answer>42",
-                     "<think>6 * 7</think><answer>41</answer><answer>42</answer>"):
-        assert MathVerifier()(response=response, gold="42").score == 1.0
+    """Why the template matters: its own extractors find the 42 in the prose (last number). An
+    unclosed tag and two different tags score 0 without a template too (issue 27)."""
+    assert MathVerifier()(response="<think>6 * 7 = 42</think> So it is 42.", gold="42").score == 1.0
+    for response in ("<think>6 * 7 = 42</think><answer>42", "<think>6 * 7</think><answer>41</answer><answer>42</answer>"):
+        assert MathVerifier()(response=response, gold="42").score == 0.0
 
 
 def test_exact_under_a_template_compares_the_whole_multi_line_answer():

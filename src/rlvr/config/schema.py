@@ -104,6 +104,9 @@ class RewardSection(Section):
     template: names.TEMPLATE.literal() = "none"
     extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "whole", "math_span", "last_number"]  # math
     math_timeout_s: float = Field(2.0, gt=0)  # math: wall-clock limit of one math-verify check
+    # math: decimal golds are rounded values (TheoremQA's floats), so "2.2361" is right for "2.236";
+    # off, only a gold written "\approx 2.236" (or of 10+ digits) is read as rounded
+    math_rounded_golds: bool = False
     code_timeout_s: float = Field(10.0, gt=0)  # code: wall-clock budget of one answer's tests together
     code_test_timeout_s: float = Field(5.0, gt=0)  # code: wall-clock limit of one test (its own process)
     format_strict: bool = False  # format

@@ -96,10 +96,10 @@ def _template_attacks() -> list[Attack]:
     rows = [
         ("no_answer_block", "a fall-through to the last number when no <answer> is committed",
          "<think>6 * 7 = 42</think> So it is 42.", THINK),
-        ("answer_block_twice", "the last of two <answer> blocks read as the answer",
-         "<think>6 * 7 = 42</think><answer>41</answer><answer>42</answer>", THINK),
+        ("answer_block_twice", "the last of two <answer> blocks read as the answer (a hedge)",
+         "<think>6 * 7 = 42</think><answer>41</answer><answer>42</answer>"),
         ("unclosed_answer_block", "a truncated <answer> read through to its number",
-         "<think>6 * 7 = 42</think><answer>42", THINK),
+         "<think>6 * 7 = 42</think><answer>42"),
         ("answer_block_inside_think", "an <answer> inside the reasoning read as committed",
          "<think>6 * 7 = <answer>42</answer></think> done", THINK),
         ("unclosed_think", "an answer block inside a think block that never closes",
@@ -161,7 +161,9 @@ def _instruction_attacks() -> list[Attack]:
 
 def text_attacks() -> list[Attack]:
     """Every attack on a text verifier (math, exact, format, instructions)."""
-    return _answer_attacks() + _format_attacks() + _instruction_attacks()
+    from rlvr.rewards.hedge_attacks import hedge_attacks
+
+    return _answer_attacks() + hedge_attacks() + _format_attacks() + _instruction_attacks()
 
 
 def all_attacks(oracle_port: int | None = None) -> list[Attack]:

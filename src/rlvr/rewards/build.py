@@ -21,7 +21,7 @@ from rlvr.rewards.sandbox.types import Limits
 from rlvr.rewards.templates import TemplateVerifier
 
 VERIFIER_OPTIONS: dict[str, Callable[[RewardSection], dict]] = names.PROGRAM_VERIFIER.bind({
-    "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.math_timeout_s},
+    "math": lambda r: {"extract": tuple(r.extract), "timeout_s": r.math_timeout_s, "rounded_golds": r.math_rounded_golds},
     "format": lambda r: {"template": r.template, "strict": r.format_strict},
     "code": lambda r: {"limits": Limits(wall_s=r.code_timeout_s, test_wall_s=r.code_test_timeout_s),
                        "workers": r.code_workers},

@@ -6,10 +6,16 @@ substring would pay a reply that lists many candidates.
 
 Extraction, first rule that applies (the last occurrence counts, as the model's final word):
 
-1. `<answer>...</answer>`: the last closed tag. An empty last tag is no answer.
-2. `\\boxed{...}`: the last top-level box. An empty or unclosed last box is no answer, and no
-   later rule runs (a stray line after `\\boxed{}` is not an answer).
+1. `<answer>...</answer>`: the last closed tag outside `<think>...</think>`, in any case. An
+   empty or unclosed last tag is no answer.
+2. `\\boxed{...}` / `\\fbox{...}`: the last top-level box, outside restated questions, with the
+   boxes listed with it in one statement (as the maths verifier reads boxes). An empty or
+   unclosed last box is no answer, and no later rule runs (a stray line after `\\boxed{}` is
+   not an answer).
 3. The last non-blank line, with a leading "Answer:" / "Final answer:" label dropped.
+
+A reply that commits to two different answers (boxes, tags, answer phrases) is a hedge and
+scores 0 before any rule runs (`math_commitments.py`).
 
 Normalisation, applied to the answer and the gold alike: surrounding whitespace stripped,
 every run of whitespace (newlines included) made one space, a trailing full stop dropped,
@@ -23,22 +29,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rlvr.rewards.format_verifier import find_boxes
+from rlvr.rewards.math_extract import extract_answer_tag, extract_boxed
+from rlvr.rewards.math_commitments import find_hedge
+from rlvr.rewards.math_verifier import hedge_verdict
 from rlvr.rewards.verdict import Verdict
 
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+HEDGE_TIMEOUT_S = 2.0  # math-verify time for comparing one reply's committed answers
 _LABEL = re.compile(r"^\s*(?:final\s+answer|answer)\s*[:=]\s*", re.IGNORECASE)
 
 
 def extract_final(response: str) -> tuple[str, str] | None:
     """(how it was found, the answer as written), or None when the reply gives no answer."""
-    tags = _ANSWER_TAG.findall(response)
-    if tags:
-        return ("answer_tag", tags[-1]) if tags[-1].strip() else None
-    boxes = find_boxes(response)
-    if boxes:
-        _, end, content = boxes[-1]
-        return ("boxed", content) if end is not None and content.strip() else None
+    tag = extract_answer_tag(response)  # outside <think>; "" when empty or unclosed
+    if tag is not None:
+        return ("answer_tag", tag) if tag else None
+    box = extract_boxed(response)  # the maths verifier's boxes: one statement's boxes joined
+    if box is not None:
+        return ("boxed", box) if box else None
     lines = [line for line in response.splitlines() if line.strip()]
     if not lines:
         return None
@@ -80,6 +87,8 @@ class ExactVerifier:
         """Check one response against its gold answer; see the class docstring."""
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)", ("too_long",))
+        if not self.whole_response and (hedge := find_hedge(response, HEDGE_TIMEOUT_S)) is not None:
+            return hedge_verdict(*hedge)  # two different committed answers (math_commitments.py)
         found = ("template", response) if self.whole_response else extract_final(response)
         if found is None:
             return Verdict(0.0, "no answer found", ("no_answer",))

@@ -26,7 +26,7 @@ import math
 import re
 import time
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from rlvr.rewards.math_exact import (
     _DECIMAL,
@@ -144,7 +144,7 @@ def _exact_single(answer: str, gold: str) -> bool | None:
 _FLOAT_EXACT = 2.0**53  # above it consecutive integers share a float
 
 
-def _by_value(answer: str, gold: str) -> bool | None:
+def _by_value(answer: str, gold: str, rounded_gold: bool = False) -> bool | None:
     """Constant expressions by their float value; a plain decimal by `decimal_matches`."""
     answer_tokens, gold_tokens = numeric_tokens(answer), numeric_tokens(gold)
     if answer_tokens is None or gold_tokens is None:
@@ -160,7 +160,7 @@ def _by_value(answer: str, gold: str) -> bool | None:
     if max(abs(answer_value), abs(gold_value)) >= _FLOAT_EXACT:
         return None  # short text, huge value: 2^{64} against 2^{64}+1 differ below a float's ulp
     if _DECIMAL.fullmatch(gold.strip()) and not _DECIMAL.fullmatch(answer.strip()):
-        if rounded_gold_matches(Fraction(answer_value), gold, None):
+        if rounded_gold_matches(Fraction(answer_value), gold, None, rounded_gold):
             return True  # "2\\pi" against the rounded "6.28"
     for text, value in ((answer, gold_value), (gold, answer_value)):
         if _DECIMAL.fullmatch(text.strip()):
@@ -198,8 +198,9 @@ def _same_function(answer: str, gold: str, names: set[str]) -> bool | None:
 class Comparison:
     """One verifier check: every math-verify call in it shares one wall-clock budget."""
 
-    def __init__(self, timeout_s: float):
+    def __init__(self, timeout_s: float, rounded_golds: bool = False):
         self.timeout_s = timeout_s
+        self.rounded_golds = rounded_golds  # decimal golds are rounded values (math_exact.py)
         self.deadline = time.monotonic() + timeout_s
         self.too_large = False  # set when an answer was refused unread
 
@@ -273,14 +274,18 @@ class Comparison:
 
     def single(self, answer: str, gold: str) -> bool | None:
         """One value against one value (step 5 of the module docstring)."""
-        for check in (numbers_equal, towers_equal, _exact_single, _intervals_equal, _by_value):
+        rounded = self.rounded_golds
+        for check in (partial(numbers_equal, rounded_gold=rounded), towers_equal, _exact_single, _intervals_equal,
+                      partial(_by_value, rounded_gold=rounded)):
             equal = check(answer, gold)
             if equal is not None:
                 return equal
         if too_large(answer) and not too_large(gold):
             self.too_large = True
             return False
-        _math_verify()  # the first import takes seconds: not inside the time limit
+        loading = time.monotonic()
+        _math_verify()  # the one-off import and warm-up: not inside the time limit
+        self.deadline += time.monotonic() - loading  # ~0 once loaded (lru_cache)
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise VerifierTimeout(self.timeout_s)

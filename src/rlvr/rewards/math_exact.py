@@ -4,9 +4,13 @@
   against an exact value right only when correctly rounded to 10+ significant digits;
 - TheoremQA's gold forms (and those of graders like it), read as they mean: a True/False gold
   equals the yes/no answer (`truth_equal`: "\\text{Yes}" = "True"), and a decimal gold of 3+
-  significant digits is a rounded value (`rounded_gold_matches`): a more precise answer that
-  rounds to it is right ("2.2361" or "\\sqrt5" against "2.236"), a less precise one is not
-  ("0.693" against "0.6931"). An exact gold keeps rule 1: "0.333" is not "\\frac13";
+  significant digits *known to be rounded* is a rounded value (`rounded_gold_matches`): a more
+  precise answer that rounds to it is right ("2.2361" or "\\sqrt5" against "2.236"), a less
+  precise one is not ("0.693" against "0.6931"). A gold is known to be rounded when the task says
+  so (`MathVerifier(rounded_golds=True)`, `reward.math_rounded_golds`: TheoremQA's float answers),
+  when it is written as one ("\\approx 2.236", "≈ 2.236"), or when it has 10+ significant digits
+  (a float printout). Any other gold is exact: "0.1254" is not "0.125", "12.54" not "12.5", and
+  "0.333" is not "\\frac13";
 - intervals of plain numbers, and unions of them as the sets they are (`_intervals_equal`).
 """
 
@@ -58,13 +62,17 @@ def _decimal_places(decimal: str) -> int:
     return len(decimal.split(".")[1]) if "." in decimal else 0
 
 
-def rounded_gold_matches(answer_value: Fraction | float, gold: str, answer: str | None) -> bool:
-    """A decimal gold of `MIN_ROUNDED_GOLD_DIGITS`+ significant digits read as rounded to its
-    last digit: `answer_value` within half a unit of that digit, and the answer more precise
-    than the gold (more decimal places, or `answer` None: an exact value such as 2\\pi)."""
+def rounded_gold_matches(answer_value: Fraction | float, gold: str, answer: str | None,
+                         rounded: bool = False) -> bool:
+    """A decimal gold of `MIN_ROUNDED_GOLD_DIGITS`+ significant digits, known to be rounded
+    (`rounded`, or 10+ digits), read as rounded to its last digit: `answer_value` within half a
+    unit of that digit, and the answer more precise than the gold (more decimal places, or
+    `answer` None: an exact value such as 2\\pi)."""
     gold = gold.strip()
     if not _DECIMAL.fullmatch(gold) or _significant_digits(gold) < MIN_ROUNDED_GOLD_DIGITS:
         return False
+    if not rounded and _significant_digits(gold) < MIN_DECIMAL_DIGITS:
+        return False  # "0.125" may well be exact: "0.1254" is another number
     if answer is not None and _decimal_places(answer.strip()) <= _decimal_places(gold):
         return False  # as precise as the gold (compared exactly) or less: "0.693" != "0.6931"
     half_step = Fraction(1, 2 * 10 ** _decimal_places(gold))
@@ -80,7 +88,7 @@ def truth_equal(answer: str, gold: str) -> bool | None:
     return answer_truth == gold_truth
 
 
-def numbers_equal(answer: str, gold: str) -> bool | None:
+def numbers_equal(answer: str, gold: str, rounded_gold: bool = False) -> bool | None:
     """Exact comparison when both are plain numbers; None when either is not (undecided).
 
     A percent sign on either side is a unit: "28%" equals "28" and, by value, "0.28"; without
@@ -101,7 +109,7 @@ def numbers_equal(answer: str, gold: str) -> bool | None:
             return True
     # a decimal answer by its decimal places; any other (an integer, a fraction) is exact
     written = answer_body.strip() if _DECIMAL.fullmatch(answer_body.strip()) else None
-    return rounded_gold_matches(answer_value, gold_body, written)
+    return rounded_gold_matches(answer_value, gold_body, written, rounded_gold)
 
 
 def _intervals_equal(answer: str, gold: str) -> bool | None:

@@ -32,10 +32,21 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from rlvr.rewards.math_spans import extract_math_span, extract_whole, without_questions
+from rlvr.rewards.math_spans import (
+    extract_math_span,
+    extract_whole,
+    without_question_sentences,
+    without_questions,
+)
 
 _BOX_OPEN = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+# "\\boxed 5": a box without braces holds the token after it, for every reader (the template
+# too), as models write it; LaTeX itself would box one character.
+_BRACELESS_BOX = re.compile(r"\\(?:boxed|fbox) +(?P<v>[^\s${}\\]{1,40})")
+# An answer tag in any case, with attributes ("<Answer id=1>"): still the model's commitment.
+_ANSWER_TAG = re.compile(r"<answer\b[^<>]{0,80}>(.*?)</answer\s*>", re.DOTALL | re.IGNORECASE)
+_ANSWER_OPEN = re.compile(r"<answer\b[^<>]{0,80}>", re.IGNORECASE)
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 # "The final answer is: 19." / "Answer: (B)" / "the answer to part (a) is $x=2$"; the answer
 # runs to the end of its sentence (a full stop before a space or the end, or a newline).
 _ANSWER_PHRASE = re.compile(
@@ -107,7 +118,17 @@ _WRAPPED_LETTER = re.compile(r"\\(?:textbf|text|mathrm|mathbf|mbox)\s*\{\s*\(?([
 
 
 def _box_spans(text: str) -> list[tuple[int, int, str | None]]:
-    """(start, end, content) of every box, in order of opening; content None if unclosed.
+    """(start, end, content) of every box, braced or not, in order of opening; content None if
+    unclosed."""
+    found = {span[0]: span for span in _braced_spans(text)}
+    if "box" in text:
+        for match in _BRACELESS_BOX.finditer(text):
+            found.setdefault(match.start(), (match.start(), match.end(), match["v"].rstrip(".,;:")))
+    return [found[start] for start in sorted(found)]
+
+
+def _braced_spans(text: str) -> list[tuple[int, int, str | None]]:
+    """(start, end, content) of every `\\boxed{`/`\\fbox{`, in order of opening; content None if unclosed.
 
     One pass with a stack of open boxes, so that a reply of thousands of "\\boxed{" stays
     linear. A backslash escapes the next character, so `\\{` and `\\}` do not count.
@@ -142,10 +163,12 @@ def extract_boxed(text: str) -> str | None:
     """The last box's content (joined with the boxes listed with it); "" if empty/unclosed.
 
     None when there is no box. Braces are matched by depth and a backslash escapes the next
-    character, so `\\boxed{\\{1, 2\\}}` gives `\\{1, 2\\}`.
+    character, so `\\boxed{\\{1, 2\\}}` gives `\\{1, 2\\}`. A box in a restated question ("is
+    it \\boxed{42}?") is not an answer.
     """
     if "box" not in text:
         return None
+    text = without_question_sentences(text)
     spans = _box_spans(text)
     if not spans:
         return None
@@ -178,12 +201,18 @@ def _box_link(gap: str) -> str | None:
 
 
 def extract_answer_tag(text: str) -> str | None:
-    """Return the stripped content of the last `<answer>...</answer>`, None if there is none,
-    "" if it is empty: an empty answer block is a committed empty answer, which is wrong."""
-    matches = _ANSWER_TAG.findall(text)
-    if not matches:
-        return None
-    return matches[-1].strip()
+    """Return the stripped content of the last `<answer>...</answer>` outside the reasoning
+    (`<think>...</think>`), None if there is none, "" if it is empty or the last one is unclosed:
+    an empty or truncated answer block is a committed answer that failed, not a missing one."""
+    if "<think>" in text:
+        text = _THINK_BLOCK.sub(" ", text)
+    matches = list(_ANSWER_TAG.finditer(text))
+    last_open = None
+    for last_open in _ANSWER_OPEN.finditer(text):
+        pass
+    if last_open is not None and (not matches or last_open.start() >= matches[-1].end()):
+        return ""  # "<answer>42": cut off inside the answer, no number after it is read
+    return matches[-1][1].strip() if matches else None
 
 
 def extract_answer_phrase(text: str) -> str | None:
@@ -201,7 +230,12 @@ def extract_answer_phrase(text: str) -> str | None:
         bold = _BOLD_LINE.search(text[-300:]) if ("**" in text or "__" in text) else None
         answer = bold["answer"].strip() if bold else ""
         return answer if answer and not answer.endswith(":") else None
-    answer = _display_after(text, last)
+    return phrase_value(text, last)
+
+
+def phrase_value(text: str, phrase: re.Match) -> str | None:
+    """The answer one `ANSWER_PHRASE` match in `text` states, up to a reason, or None."""
+    answer = _display_after(text, phrase)
     if "$" not in answer and "\\(" not in answer:
         # in prose "the answer is 46!" exclaims; a factorial would be written in maths
         answer = _REASON.sub("", answer).rstrip().rstrip("!")
@@ -338,3 +372,6 @@ def extract_answer(
         if answer is not None:
             return method, answer
     return None
+
+# For math_commitments.py, which reads every commitment where the extractors read the last one.
+ANSWER_PHRASE, box_spans, box_link = _ANSWER_PHRASE, _box_spans, _box_link

@@ -66,6 +66,15 @@ _QUESTION_REMARK = re.compile(
 )
 
 
+_WORKING = re.compile(r"[^:]*=[^:]*:\s+-?[\d.,/]+")
+# Replies that say they have no answer; a few plain words are otherwise read as one ("Monday").
+_ABSTENTION = re.compile(
+    r"(?:i\s+)?(?:(?:do\s*n[o']?t|dunno|have no|got no|no)\s*(?:know|idea|clue)|(?:am |'m )?(?:not sure|unsure)|"
+    r"idk|unknown|no answer|(?:can'?t|cannot) (?:say|tell|solve (?:it|this))|(?:i )?give up|pass)[\s.!]*",
+    re.IGNORECASE,
+)
+
+
 def without_questions(text: str) -> str:
     """Blank out questions and restated tasks, keeping every other character where it was."""
     blank = lambda match: " " * len(match[0])  # noqa: E731 - keeps every position
@@ -78,6 +87,16 @@ def without_questions(text: str) -> str:
     if "given" in text or "told" in text:
         text = _GIVEN.sub(blank, text)
     return text
+
+
+def without_question_sentences(text: str) -> str:
+    """Blank out only the sentences that end in "?" (and "(The question was: ...)" remarks),
+    positions kept: where a box or tag is read, a restated task ("the question asks for the
+    area: $\\boxed{40}$") may hold the answer itself."""
+    blank = lambda match: " " * len(match[0])  # noqa: E731 - keeps every position
+    if "(" in text and ("uestion" in text or "roblem" in text or "ask" in text):
+        text = _QUESTION_REMARK.sub(blank, text)
+    return _QUESTION.sub(blank, text) if "?" in text else text
 
 
 def _delimited(text: str) -> str | None:
@@ -95,8 +114,10 @@ def extract_whole(text: str) -> str | None:
     "Monday"; not prose ("So we get 42"), not a question, not over 600 characters.
     """
     text = _TRAILER.sub("", text.strip())
-    if not text or len(text) > _WHOLE_MAX_CHARS or text.endswith("?"):
-        return None
+    if not text or len(text) > _WHOLE_MAX_CHARS or text.endswith("?") or _ABSTENTION.fullmatch(text):
+        return None  # "I don't know" states no answer: it abstains (maj@k), it does not vote
+    if _WORKING.fullmatch(text):
+        return None  # "9*9=80+1: 81": a working, then the answer (`math_span` reads it)
     inner = _delimited(text)
     if inner is not None:
         return inner or None

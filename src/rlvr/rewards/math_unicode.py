@@ -41,6 +41,10 @@ _ROOT = re.compile(r"√\s*(?:(\d+(?:\.\d+)?|[a-zA-Z])|\(([^()]*)\)|\{([^{}]*)\}
 _FULL_WIDTH = {chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)} | {"\u3000": " "}
 _SYMBOLS |= _FULL_WIDTH
 _TRIGGERS = set(_SYMBOLS) | set(_VULGAR) | set(_SUPERSCRIPT + _SUBSCRIPT) | {"√"}
+# "＜answer＞" is a look-alike of a tag, not one: its brackets become "(" ")", so that no
+# template-free reading finds a tag that a template (which reads the raw text) would not.
+_LOOKALIKE_BRACKETS = str.maketrans("＜＞", "()")
+_LOOKALIKE_TAG = re.compile(r"[＜<]\s*/?\s*(?:answer|think)\b[^＜＞<>]{0,80}[＞>]", re.IGNORECASE)
 
 
 def _vulgar_latex(char: str) -> str:
@@ -58,6 +62,8 @@ def unicode_to_latex(text: str) -> str:
     """Rewrite Unicode maths as LaTeX; see the module docstring. "−½" -> "-\\frac{1}{2}"."""
     if text.isascii() or not _TRIGGERS.intersection(text):
         return text
+    if "＜" in text or "＞" in text:
+        text = _LOOKALIKE_TAG.sub(lambda m: m[0].translate(_LOOKALIKE_BRACKETS), text)
     for char in _VULGAR:
         if char in text:
             text = text.replace(char, _vulgar_latex(char))

@@ -38,6 +38,7 @@ from rlvr.rewards.math_extract import (
     extract_last_choice,
     extract_last_number,
 )
+from rlvr.rewards.math_commitments import find_hedge
 from rlvr.rewards.math_sentence import states_text_gold
 from rlvr.rewards.math_spans import few_words, without_questions
 from rlvr.rewards.math_unicode import unicode_to_latex
@@ -163,6 +164,7 @@ def with_stated_base(answer: str, gold: str, response: str) -> str:
     return f"{digits}_{{{base}}}" if re.search(named, without_questions(response), re.I) else answer
 
 
+_APPROX_GOLD = re.compile(r"\s*\$?\s*(?:\\approx|≈)\s*(?=[-\d.])")
 # Extractors that read prose: a word gold stated in a sentence is read before them.
 _PROSE = ("whole", "math_span", "last_number")
 
@@ -195,11 +197,15 @@ class MathVerifier:
         extract: extractor names from `EXTRACTORS`, in priority order.
         timeout_s: wall-clock limit for one check's math-verify calls, in seconds.
         max_chars: longer responses score 0 without being read (bounds the regex work).
+        rounded_golds: decimal golds are rounded values (TheoremQA's float answers): a more
+            precise answer that rounds to the gold is right. Without it only a gold written
+            "\\approx 2.236" (or one of 10+ digits) is read so (math_exact.py).
     """
 
     extract: tuple[str, ...] = DEFAULT_EXTRACT
     timeout_s: float = 2.0
     max_chars: int = 20000
+    rounded_golds: bool = False
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.extract if name not in EXTRACTORS]
@@ -222,8 +228,13 @@ class MathVerifier:
         if "<think>" in response and "</think>" not in response.rsplit("<think>", 1)[1]:
             # the reasoning never ended (cut off mid-thought): nothing after it was committed
             return Verdict(0.0, "unclosed <think> block: no committed answer", ("unclosed_think",))
+        rounded = self.rounded_golds
+        if marked := _APPROX_GOLD.match(gold):  # "\\approx 2.236": this gold is rounded
+            gold, rounded = gold[marked.end():], True
         gold = gold_answer(gold) if len(gold) <= self.max_chars else gold
         response = unicode_to_latex(response)  # "2½", "10²³", "√3": as the LaTeX they mean
+        if (hedge := find_hedge(response, self.timeout_s)) is not None:
+            return hedge_verdict(*hedge)
         if (option := choice_option(gold)) is not None:
             return self._option(response, *option)
         choice = is_choice_gold(gold)
@@ -240,9 +251,9 @@ class MathVerifier:
         answer = with_stated_base(answer, gold, response) if "_" in gold else answer
         if _hedged(answer, gold):
             if not self._all_equal(answer, gold):
-                return Verdict(0.0, f"hedged: several answers in {_short(answer)}", ("hedge",))
+                return Verdict(0.0, f"hedge: several answers in {_short(answer)}", ("hedge",))
             answer = top_level_items(clean(answer))[0]  # "1/2 or 0.5": one value, twice
-        return self._judge(method, answer, gold)
+        return self._judge(method, answer, gold, rounded)
 
     def _option(self, response: str, letter: str, value: str) -> Verdict:
         """A gold that is one option with its value ("\\textbf{(E) } 2\\sqrt{5}"): an answer
@@ -265,9 +276,9 @@ class MathVerifier:
         except Exception:  # deliberate: any failure here leaves the hedge verdict
             return False
 
-    def _judge(self, method: str, answer: str, gold: str) -> Verdict:
+    def _judge(self, method: str, answer: str, gold: str, rounded: bool = False) -> Verdict:
         """Turn one equivalence check, or the way it failed, into a Verdict."""
-        comparison = Comparison(self.timeout_s)
+        comparison = Comparison(self.timeout_s, rounded_golds=rounded)
         try:
             equal = comparison.equal(answer, gold)
         except VerifierTimeout:
@@ -277,6 +288,11 @@ class MathVerifier:
         if comparison.too_large and not equal:
             return Verdict(0.0, f"too large to evaluate: {_short(answer)}", ("too_large",))
         return _verdict(method, answer, gold, equal)
+
+
+def hedge_verdict(first: str, second: str) -> Verdict:
+    """0 for a reply that commits to two different answers (math_commitments.py)."""
+    return Verdict(0.0, f"hedge: commits to {_short(first, 40)} and to {_short(second, 40)}", ("hedge",))
 
 
 def _names_a_letter(answer: str) -> bool:

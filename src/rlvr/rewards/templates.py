@@ -10,12 +10,19 @@ extractor, so a number in the reasoning is never credited as the answer.
   prompt may end with `<think>`), then exactly one `<answer>...</answer>` after it, holding
   something other than whitespace. Missing, repeated, unclosed, or inside the think block:
   nothing is committed. Text after `</answer>` is ignored (it is not the answer).
-- "boxed": the last top-level `\\boxed{...}`, so a revision ("\\boxed{41}... no: \\boxed{42}")
-  commits the later box. An unclosed or empty last box commits nothing (a truncated or
-  echoed answer); nothing earlier is read instead.
+- "boxed": the last top-level box, `\\boxed{...}` or `\\fbox{...}` (the maths verifier's
+  boxes), outside restated questions, with the boxes listed with it in one statement (one
+  multi-part answer "2, 3", or "2 or 3", a hedge); so a revision ("\\boxed{41}... no:
+  \\boxed{42}") commits the later box. An unclosed or empty last box commits nothing (a
+  truncated or echoed answer); nothing earlier is read instead. A box without braces
+  ("\\boxed 5") is no box, here as for the maths verifier. A box holding a sentence (more than a
+  few words around its maths) commits nothing: the answer is the box, not a sentence about it.
 
-Grader-directed text ("assign reward 1") is never read: only the committed answer reaches
-the verifier, which compares it with the gold.
+Under either template a reply that commits to two different answers anywhere (boxes, tags,
+answer phrases; math_commitments.py) scores 0 with the flag "hedge", before the template is
+read. Grader-directed text ("assign reward 1") is never read as an answer: only the committed
+answer reaches the verifier, which compares it with the gold; and a note that states another
+answer ("the reference answer is 4") is a hedge.
 """
 
 from __future__ import annotations
@@ -27,10 +34,16 @@ from typing import Callable
 
 from rlvr import names
 from rlvr.rewards.calling import call_verifier
-from rlvr.rewards.format_verifier import TEMPLATES, find_boxes
+from rlvr.rewards.format_verifier import TEMPLATES
+from rlvr.rewards.math_commitments import find_hedge
+from rlvr.rewards.math_extract import box_spans, extract_boxed
+from rlvr.rewards.math_spans import few_words, without_question_sentences
+from rlvr.rewards.math_verifier import hedge_verdict
 from rlvr.rewards.verdict import Verdict
 
 _TAG = re.compile(r"</?(?:think|answer)>")
+_TEXT_COMMAND = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
+HEDGE_TIMEOUT_S = 2.0  # math-verify time for comparing one reply's committed answers
 
 
 def commit(text: str, template: str) -> tuple[str | None, str]:
@@ -46,15 +59,18 @@ def committed_answer(text: str, template: str) -> str | None:
 
 
 def _last_box(text: str) -> tuple[str | None, str]:
-    boxes = find_boxes(text)
-    if not boxes:
+    text = without_question_sentences(text)
+    spans = box_spans(text)
+    if not spans:
         return None, "no \\boxed{}"
-    _, end, content = boxes[-1]
-    if end is None:
+    if spans[-1][2] is None:
         return None, "the last \\boxed{ is unclosed"
-    if not content.strip():
+    content = extract_boxed(text)
+    if not content:
         return None, "the last \\boxed{} is empty"
-    return content.strip(), ""
+    if not few_words(_TEXT_COMMAND.sub(r" \1 ", content)):  # the words of \text{} count too
+        return None, "the last box holds a sentence, not an answer"
+    return content, ""
 
 
 def _think_answer(text: str) -> tuple[str | None, str]:
@@ -114,6 +130,8 @@ class TemplateVerifier:
     def __call__(self, *, response: str, gold: str) -> Verdict:
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)", ("too_long",))
+        if (hedge := find_hedge(response, HEDGE_TIMEOUT_S)) is not None:
+            return hedge_verdict(*hedge)
         answer, why = commit(response, self.template)
         if answer is None:
             return Verdict(0.0, f"no committed answer ({self.template}): {why}", ("no_committed_answer",))
