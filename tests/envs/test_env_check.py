@@ -54,6 +54,8 @@ def shipped_case(kind: str, tmp: Path) -> tuple[str, list[str]]:
             "single_turn": lambda: ("demo", ['env.kind="single_turn"', "env.max_total_tokens=64"]),
             "textarena": lambda: ("env_textarena_guess_number", []),
             "custom": lambda: kv_case(tmp),
+            "world": lambda: ("demo", ['env.kind="world"', 'env.world="ledger"', 'model.path="models/tiny-env"',
+                                       "env.max_total_tokens=256", "env.distractors=2", "env.noise=0.3"]),
             }[kind]()
 
 

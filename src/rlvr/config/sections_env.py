@@ -111,9 +111,23 @@ class CustomEnv(EpisodeSection):
     options: dict[str, Any] = Field({}, description="keyword arguments of every factory call")
 
 
+class WorldEnvSection(EpisodeSection):
+    """A generated tool world (rlvr.envs.worlds; docs/environments-reference.md, "Tool worlds"):
+    each task row seeds one instance of the world; reward 1 when its goal holds on the true
+    state at the turn without a tool call."""
+
+    kind: Literal["world"] = "world"
+    world: str = Field(min_length=1, description="a world of rlvr.envs.worlds.WORLDS (ledger, files, calendar), "
+                                                 "or 'package.module:SPEC' naming a WorldSpec")
+    difficulty: int = Field(1, ge=1, le=8, description="tool calls the task generator applies to make the goal")
+    distractors: int = Field(0, ge=0, le=4, description="extra tools that change nothing")
+    noise: float = Field(0.0, ge=0, le=1, description="chance that a call's observation is lost ('(no response)')")
+
+
 ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
     "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
     "single_turn": SingleTurnEnv, "textarena": TextArenaEnv, "custom": CustomEnv,
+    "world": WorldEnvSection,
 }, table="ENV_SECTIONS")
 
 

@@ -104,7 +104,14 @@ def _custom(config: Config, parts) -> EnvSpec:
     return EnvSpec(make, probe.tool_schemas())
 
 
+def _world(config: Config, parts) -> EnvSpec:
+    from rlvr.orchestrate.world_choice import world_env  # the world modules load only when asked
+
+    return EnvSpec(*world_env(config.env))
+
+
 ENV_BUILDERS: dict[str, Callable[[Config, object], EnvSpec]] = names.ENV_KIND.bind(
     {"guess_number": _guess_number, "python_tool": _python_tool, "sql": _sql,
-     "single_turn": _single_turn, "textarena": _textarena, "custom": _custom},
+     "single_turn": _single_turn, "textarena": _textarena, "custom": _custom,
+     "world": _world},
     without=("none",), table="ENV_BUILDERS")

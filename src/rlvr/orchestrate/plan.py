@@ -32,7 +32,7 @@ SourceBuilder = Callable[..., Source]  # (config, parts, watchdog) -> the produc
 SOURCES: dict[str, SourceBuilder] = names.ENV_KIND.bind({
     "none": RolloutSource, "guess_number": EpisodeSource.from_run, "python_tool": EpisodeSource.from_run,
     "sql": EpisodeSource.from_run, "single_turn": OneTurnSource, "textarena": EpisodeSource.from_run,
-    "custom": EpisodeSource.from_run,
+    "custom": EpisodeSource.from_run, "world": EpisodeSource.from_run,
 }, table="SOURCES")
 SINGLE_TURN_KINDS = names.SINGLE_TURN_KINDS  # evaluated single-turn (greedy accuracy, pass@k), not as episodes
 
