@@ -27,7 +27,8 @@ DISTRACTORS = [("get_weather", "city"), ("get_time", "zone"), ("send_note", "tex
 
 
 def row_seed(sample: Sample) -> int:
-    return int.from_bytes(hashlib.sha256(f"{sample.source}\x00{sample.prompt}\x00{sample.answer}".encode()).digest()[:8], "big")
+    digest = hashlib.sha256(f"{sample.source}\x00{sample.prompt}\x00{sample.answer}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 def schema_of(name: str, doc: str, args: dict[str, str]) -> dict:

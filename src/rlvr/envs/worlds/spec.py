@@ -28,8 +28,10 @@ TYPES: dict[str, Callable[[object], bool]] = {
     "str": lambda v: isinstance(v, str),
     "bool": lambda v: isinstance(v, bool),
     "list[str]": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-    "dict[str, int]": lambda v: isinstance(v, dict) and all(isinstance(k, str) and TYPES["int"](x) for k, x in v.items()),
-    "dict[str, str]": lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()),
+    "dict[str, int]": lambda v: isinstance(v, dict) and all(isinstance(k, str) and TYPES["int"](x)
+                                                            for k, x in v.items()),
+    "dict[str, str]": lambda v: isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str)
+                                                            for k, x in v.items()),
 }
 ARG_TYPES = ("int", "str", "bool")  # what a JSON tool call carries
 State = dict
