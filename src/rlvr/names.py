@@ -202,6 +202,7 @@ ENV_KIND = Registry("env.kind", {
     "textarena": "a single-player textarena game (extra `envs`) checked to run offline; the task's seed fixes the game",
     "custom": "your own Env: env.factory = 'package.module:ClassOrFunction', called with [env.options] once per episode",
     "repo": "fix a bug in a repository with file/edit/run tools in the sandbox; hidden tests and a gated patch comparator score it",
+    "world": "a generated tool world (env.world: ledger, files, calendar): reward = the goal on the true state",
 })
 # The env kinds whose rows are single-turn generations (RolloutSource's code): they evaluate with
 # the single-turn evaluation (greedy accuracy, pass@k), the others by playing episodes.

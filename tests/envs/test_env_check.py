@@ -54,6 +54,8 @@ def shipped_case(kind: str, tmp: Path) -> tuple[str, list[str]]:
             "single_turn": lambda: ("demo", ['env.kind="single_turn"', "env.max_total_tokens=64"]),
             "textarena": lambda: ("env_textarena_guess_number", []),
             "custom": lambda: kv_case(tmp),
+            "world": lambda: ("demo", ['env.kind="world"', 'env.world="ledger"', 'model.path="models/tiny-env"',
+                                       "env.max_total_tokens=256", "env.distractors=2", "env.noise=0.3"]),
             }[kind]()
 
 
@@ -92,7 +94,8 @@ def test_runner_stop_names_and_exceptions_break_the_contract():
 
 
 def test_a_first_observation_with_no_room_for_a_turn_is_reported():
-    report = check_env(leaky_envs.CleanEnv, traces_of(2), max_total_tokens=13, count_tokens=len)  # "Say anything." is 13
+    # "Say anything." is 13 characters, counted as 13 tokens here
+    report = check_env(leaky_envs.CleanEnv, traces_of(2), max_total_tokens=13, count_tokens=len)
     assert any(p.startswith("observation length: trace 0's first observation is 13 tokens") for p in report.problems)
 
 

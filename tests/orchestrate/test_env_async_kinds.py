@@ -57,12 +57,15 @@ RUNS = {
     "sql": sql_run,
     "python_tool": lambda tmp: [*small(tmp), 'env.kind="python_tool"', 'env.instructions=""'],
     "textarena": textarena_run,
+    "world": lambda tmp: [*small(tmp), 'env.kind="world"', 'env.world="calendar"', "env.distractors=1"],
+    "custom": lambda tmp: [*small(tmp), 'env.kind="custom"', 'env.factory="kv_env:KVEnv"'],  # the tutorial's
 }
 
 
 @pytest.mark.parametrize("kind", [pytest.param(k, marks=[pytest.mark.sandbox, sandboxed]) if k == "python_tool" else k
                                   for k in RUNS])
-def test_every_env_kind_trains_asynchronously(tmp_path, kind):
+def test_every_env_kind_trains_asynchronously(tmp_path, kind, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "docs" / "examples"))  # kv_env
     rows = train(load_config(None, RUNS[kind](tmp_path))).folder.read_metrics()
     assert [r["step"] for r in rows] == [1, 2]
     assert all(r["env/episodes"] == 4.0 and r["loss/policy"] is not None for r in rows)

@@ -38,9 +38,10 @@ def run_env_check(args: argparse.Namespace) -> int:
             other = load_env(args.against, args.overrides)
             fid = parity(under.make_env, other.make_env, traces)
             out["parity"] = {"against": args.against, **vars(fid)}
+            mismatch = f"; first mismatch {fid.first_mismatch}" if fid.first_mismatch else ""
             print(f"parity against {args.against}: fidelity {fid.fidelity:.3f} over {fid.steps} steps "
                   f"(observations {fid.observation_match:.3f}, rewards {fid.reward_agreement:.3f}, "
-                  f"done {fid.done_agreement:.3f})" + (f"; first mismatch {fid.first_mismatch}" if fid.first_mismatch else ""))
+                  f"done {fid.done_agreement:.3f}){mismatch}")
     finally:
         under.spec.close()
     if args.json:

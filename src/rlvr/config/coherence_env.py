@@ -24,6 +24,8 @@ def env_incoherences(c: Config) -> Iterator[str]:
     if e.kind == "none":
         return
     here = f"env.kind = {e.kind!r}"
+    if e.kind == "single_turn" and e.curriculum != "none":
+        yield "env.curriculum = 'failures' is played by the episode source; env.kind = 'single_turn' has its own rows"
     if e.kind == "single_turn":  # generated and scored by RolloutSource's code (orchestrate/one_turn_source.py):
         yield from env_budget_incoherences(c)  # any engine, producer and sampling option a single-turn run takes
         yield from credit_incoherences(c, here)

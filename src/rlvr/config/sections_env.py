@@ -40,6 +40,11 @@ class EpisodeSection(Section):
                                                "advantage per episode, or per turn (rlvr.envs.credit)")
     turn_discount: float = Field(1.0, gt=0, le=1, description="gamma of env.credit = 'per_turn': a turn's return "
                                                               "discounts each later turn's reward by gamma")
+    curriculum: Literal["none", "failures"] = Field("none", description="'failures': replay tasks none of whose "
+                                                   "episodes succeeded (rlvr.envs.failures)")
+    failure_pool: int = Field(64, ge=1, le=100_000, description="env.curriculum = 'failures': failed tasks kept")
+    failure_mix: float = Field(0.25, ge=0, le=1, description="env.curriculum = 'failures': share of each batch "
+                                                             "drawn from the pool, the rest from the base sampler")
 
 
 class GuessNumberEnv(EpisodeSection):
@@ -117,9 +122,23 @@ def _repo_env() -> type[Section]:
     return RepoEnv
 
 
+class WorldEnvSection(EpisodeSection):
+    """A generated tool world (rlvr.envs.worlds; docs/environments-reference.md, "Tool worlds"):
+    each task row seeds one instance of the world; reward 1 when its goal holds on the true
+    state at the turn without a tool call."""
+
+    kind: Literal["world"] = "world"
+    world: str = Field(min_length=1, description="a world of rlvr.envs.worlds.WORLDS (ledger, files, calendar), "
+                                                 "or 'package.module:SPEC' naming a WorldSpec")
+    difficulty: int = Field(1, ge=1, le=8, description="tool calls the task generator applies to make the goal")
+    distractors: int = Field(0, ge=0, le=4, description="extra tools that change nothing")
+    noise: float = Field(0.0, ge=0, le=1, description="chance that a call's observation is lost ('(no response)')")
+
+
 ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
     "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
     "single_turn": SingleTurnEnv, "textarena": TextArenaEnv, "custom": CustomEnv, "repo": _repo_env(),
+    "world": WorldEnvSection,
 }, table="ENV_SECTIONS")
 
 

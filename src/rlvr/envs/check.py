@@ -119,6 +119,11 @@ class ParityReport:
     first_mismatch: str | None
 
 
+def aligned_rows(t: Transcript) -> list[tuple[str | None, float, bool]]:
+    """(observation, reward, done) per step, the first observation as step 0."""
+    return [(t.first, 0.0, False)] + [s[:3] for s in t.steps]
+
+
 def parity(make_a: Callable[[], Env], make_b: Callable[[], Env], traces: list[Trace],
            reward_tol: float = 1e-6) -> ParityReport:
     """`traces` replayed on two implementations, compared step by step (module docstring)."""
@@ -126,7 +131,7 @@ def parity(make_a: Callable[[], Env], make_b: Callable[[], Env], traces: list[Tr
     first = None
     for i, t in enumerate(traces):
         a, b = replay(make_a, t), replay(make_b, t)
-        rows_a, rows_b = [(a.first, 0.0, False)] + [s[:3] for s in a.steps], [(b.first, 0.0, False)] + [s[:3] for s in b.steps]
+        rows_a, rows_b = aligned_rows(a), aligned_rows(b)
         for k in range(max(len(rows_a), len(rows_b))):
             x = rows_a[k] if k < len(rows_a) else None
             y = rows_b[k] if k < len(rows_b) else None

@@ -110,7 +110,14 @@ def _repo(config: Config, parts: ModelParts) -> EnvSpec:
     return repo_spec(config, parts)
 
 
+def _world(config: Config, parts: ModelParts) -> EnvSpec:
+    from rlvr.orchestrate.world_choice import world_env  # the world modules load only when asked
+
+    return EnvSpec(*world_env(config.env))
+
+
 ENV_BUILDERS: dict[str, Callable[[Config, ModelParts], EnvSpec]] = names.ENV_KIND.bind(
     {"guess_number": _guess_number, "python_tool": _python_tool, "sql": _sql,
-     "single_turn": _single_turn, "textarena": _textarena, "custom": _custom, "repo": _repo},
+     "single_turn": _single_turn, "textarena": _textarena, "custom": _custom, "repo": _repo,
+     "world": _world},
     without=("none",), table="ENV_BUILDERS")

@@ -14,6 +14,7 @@ before each pending batch), and the environments' steps run in the runner's pool
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -23,6 +24,7 @@ from rlvr.config import Config
 from rlvr.envs.base import Env, EpisodeLimits
 from rlvr.envs.credit import TurnCredit, credit_rule
 from rlvr.envs.episodes import EpisodeRunner, episode_metrics
+from rlvr.envs.failures import FailurePool
 from rlvr.envs.render import renderer_for
 from rlvr.envs.scored import EpisodeScoring, episode_groups
 from rlvr.errors import ConfigError
@@ -42,8 +44,8 @@ class EpisodeSource:
     def __init__(self, runner: EpisodeRunner, make_env: Callable[[], Env], sampler: PromptSampler, *,
                  prompts: int, group_size: int, seed: int, scoring: EpisodeScoring = EpisodeScoring(),
                  watchdog: Watchdog | None = None, on_close: Callable[[], None] = lambda: None,
-                 credit: Callable[[Groups], Groups] = lambda groups: groups):
-        self.runner, self.make_env, self.sampler = runner, make_env, sampler
+                 credit: Callable[[Groups], Groups] = lambda groups: groups, pool: FailurePool | None = None):
+        self.runner, self.make_env, self.sampler, self.pool = runner, make_env, sampler, pool
         self.prompts, self.group_size, self.seed, self.scoring = prompts, group_size, seed, scoring
         self.watchdog, self.on_close, self.credit = watchdog, on_close, credit
 
@@ -64,14 +66,18 @@ class EpisodeSource:
         return cls(runner, spec.make_env, PromptSampler(parts.train_set, seed=config.run.seed),
                    prompts=s.prompts_per_step, group_size=s.group_size, seed=config.run.seed,
                    scoring=EpisodeScoring(e.step_weight), watchdog=watchdog, on_close=spec.close,
-                   credit=credit_rule(e.credit, turn_credit(config)))
+                   credit=credit_rule(e.credit, turn_credit(config)),
+                   pool=FailurePool(e.failure_pool, e.failure_mix) if e.curriculum == "failures" else None)
 
     def state(self) -> dict:
-        return {"sampler": self.sampler.state(), "engine_rng": self.runner.engine.generator.get_state()}
+        out = {"sampler": self.sampler.state(), "engine_rng": self.runner.engine.generator.get_state()}
+        return out | ({"failures": self.pool.state()} if self.pool is not None else {})
 
     def load_state(self, state: dict, checkpoint) -> None:
         self.runner.engine.generator.set_state(state["engine_rng"])
         self.sampler.load_state(state["sampler"])
+        if self.pool is not None and "failures" in state:
+            self.pool.load_state(state["failures"])
 
     def accept_inflight_weights(self, load: Callable[[], None]) -> None:
         """`load` takes the trainer's newest weights into the engine, if any are waiting; it is
@@ -92,11 +98,17 @@ class EpisodeSource:
         t0 = time.perf_counter()
         with self._stage("sample", step):
             tasks = self.sampler.next_batch(self.prompts)
+            if self.pool is not None:  # env.curriculum = "failures": a seeded share from the pool
+                tasks = self.pool.mix(tasks, random.Random(self.seed * 1_000_003 + step))
         flat = [s for s in tasks for _ in range(self.group_size)]
         seeds = [self.seed * 1_000_003 + step * 10_007 + i for i in range(len(flat))]
         with self._stage("generate", step):  # turns and environment steps interleave
             episodes = self.runner.run(self.make_env, flat, seeds)
         groups, counts = episode_groups(episodes, self.group_size, self.scoring)
+        if self.pool is not None:
+            g = self.group_size
+            self.pool.observe(step, [(t, episodes[i * g:(i + 1) * g]) for i, t in enumerate(tasks)])
+            counts.update({f"env/{k}": v for k, v in self.pool.metrics(step).items()})
         groups = self.credit(groups)
         counts.update(episode_metrics(episodes))
         oldest = min((s.rollout.policy_version for g in groups for s in g),
