@@ -1,7 +1,7 @@
 """The spec-training demo of docs/spec-training.md, end to end, for both shipped specs:
 
     generate (scripted teacher, 30% noise) -> filter -> sft (recipes/sft/spec_demo.toml)
-    -> rl (recipes/spec_rl.toml, the spec judge as reward), measured on held-out prompts
+    -> rl (recipes/spec/rl.toml, the spec judge as reward), measured on held-out prompts
     (seed 2) before SFT, after SFT and after RL.
 
 specs/assistant_v2.toml is v1 with one rule edited (R2, cooking, now points to a food safety
@@ -47,7 +47,7 @@ def one_spec(name: str, root: Path, count: int, held_out: int) -> dict:
          "--set", f"run.name={name}-sft")
     sft_ckpt = root / f"{name}-sft" / "checkpoints" / "step_300"
     after_sft = pipe.measure(spec, greedy_completer(sft_ckpt), held_out, 2)
-    rlvr("train", "recipes/spec_rl.toml", "--set", f"model.path={sft_ckpt}", "--set",
+    rlvr("train", "recipes/spec/rl.toml", "--set", f"model.path={sft_ckpt}", "--set",
          f"task.train_path={work / 'rl_train.jsonl'}", "--set", f"task.test_path={work / 'rl_test.jsonl'}",
          "--set", f"run.output_dir={root}", "--set", f"run.name={name}-rl", "--set", "log.progress=none")
     after_rl = pipe.measure(spec, greedy_completer(root / f"{name}-rl" / "checkpoints" / "step_20"), held_out, 2)

@@ -132,11 +132,12 @@ def test_build_batch_matches_the_recorded_tensors(name, golden, tiny_pair, refer
     got = run_case(name, tiny_pair[0], reference, tiny_pair[1])
     want = golden[name]
     assert sorted(got) == sorted(want), name
-    for key, value in want.items():
+    for key, value in want.items():  # within rounding: another CPU's kernels round the forward differently
         if isinstance(value, torch.Tensor):
-            assert got[key].dtype == value.dtype and torch.equal(got[key], value), (name, key)
+            assert got[key].dtype == value.dtype, (name, key)
+            torch.testing.assert_close(got[key], value, rtol=1e-6, atol=1e-5, msg=f"{name} {key}")
         else:
-            assert got[key] == value, (name, key)
+            assert got[key] == pytest.approx(value, rel=1e-6, abs=1e-5), (name, key)
 
 
 @pytest.mark.parametrize("name", ["grpo", "ppo", "reinforce_pp", "token_tis", "kl_cov"])

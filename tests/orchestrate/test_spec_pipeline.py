@@ -86,3 +86,12 @@ def test_a_model_teacher_gets_the_spec_in_its_prompt_and_writes_rows(tmp_path, m
     assert pipe.generate(V1, tmp_path, 3, 0, teacher) == 3
     assert len(lines(tmp_path / pipe.GENERATED)) == 3
     assert all(V1.rules[2].text in prompt for prompt in seen) and len(seen) == 3
+
+
+def test_the_stage_recipes_load_and_name_the_spec_judge():
+    from rlvr.config import load_config
+    from rlvr.orchestrate.sft_run import load_sft_config
+
+    rl = load_config(REPO / "recipes" / "spec" / "rl.toml")
+    assert rl.reward.function == "rlvr.spec.judge:reward" and rl.model.path == "models/tiny-spec"
+    assert load_sft_config("spec_demo").model.path == "models/tiny-spec"
