@@ -28,14 +28,14 @@ class EpisodeSection(Section):
     """What every environment takes: the limits of one episode (each ends it with its own stop
     reason) and the hybrid reward rule."""
 
-    max_turns: int = Field(4, ge=1, description="policy turns an episode may take (stop reason max_turns)")
-    max_total_tokens: int = Field(512, ge=1, description="tokens of the whole trajectory, prompt included "
+    max_turns: int = Field(4, ge=1, le=10_000, description="policy turns an episode may take (stop reason max_turns)")
+    max_total_tokens: int = Field(512, ge=1, le=16777216, description="tokens of the whole trajectory, prompt included "
                                                          "(max_tokens); at most the model's context")
-    max_tool_calls: int = Field(8, ge=1, description="tool calls an episode may make (max_tool_calls)")
-    wall_s: float = Field(60.0, gt=0, description="wall-clock seconds from reset (wall_time)")
-    step_weight: float = Field(0.0, ge=0, description="reward = r_T + step_weight * sum of the earlier step "
+    max_tool_calls: int = Field(8, ge=1, le=10_000, description="tool calls an episode may make (max_tool_calls)")
+    wall_s: float = Field(60.0, gt=0, le=86400, description="wall-clock seconds from reset (wall_time)")
+    step_weight: float = Field(0.0, ge=0, le=1000, description="reward = r_T + step_weight * sum of the earlier step "
                                                       "rewards (0: the terminal reward only)")
-    workers: int = Field(16, ge=1, description="threads that step the environments of a batch in parallel")
+    workers: int = Field(16, ge=1, le=1024, description="threads that step the environments of a batch in parallel")
     credit: names.ENV_CREDIT.literal() = Field("trajectory", description="how the reward reaches the tokens: one "
                                                "advantage per episode, or per turn (rlvr.envs.credit)")
     turn_discount: float = Field(1.0, gt=0, le=1, description="gamma of env.credit = 'per_turn': a turn's return "
@@ -47,7 +47,7 @@ class GuessNumberEnv(EpisodeSection):
     (task.kind = "guess_number"). Reward 1 and stop reason `solved` on the right guess."""
 
     kind: Literal["guess_number"] = "guess_number"
-    closeness: float = Field(0.0, ge=0, description="a wrong guess's step reward: closeness * (1 - |guess - "
+    closeness: float = Field(0.0, ge=0, le=1000, description="a wrong guess's step reward: closeness * (1 - |guess - "
                                                     "secret| / (high - low)); 0: none")
 
 
@@ -57,9 +57,10 @@ class PythonToolEnv(EpisodeSection):
 
     kind: Literal["python_tool"] = "python_tool"
     tool_parser: names.TOOL_PARSER.literal() = Field("json_tags", description="how tool calls are read from a turn")
-    tool_timeout_s: float = Field(5.0, gt=0, description="wall-clock seconds of one python(code) run")
-    sandbox_workers: int = Field(2, ge=1, description="python(code) runs at once")
-    max_output_chars: int = Field(1000, ge=1, description="what a run prints is cut to this many characters")
+    tool_timeout_s: float = Field(5.0, gt=0, le=3600, description="wall-clock seconds of one python(code) run")
+    sandbox_workers: int = Field(2, ge=1, le=1024, description="python(code) runs at once")
+    max_output_chars: int = Field(1000, ge=1, le=10_000_000,
+                                  description="what a run prints is cut to this many characters")
     instructions: Optional[str] = Field(None, description="text put before each task's prompt (unset: how to "
                                                           "call the tool, docs/environments.md)")
 
@@ -72,8 +73,8 @@ class SqlEnv(EpisodeSection):
     kind: Literal["sql"] = "sql"
     db_path: str = Field(min_length=1, description="the SQLite database file (opened read-only)")
     tool_parser: names.TOOL_PARSER.literal() = Field("json_tags", description="how tool calls are read from a turn")
-    max_rows: int = Field(20, ge=1, description="rows a query shows at most")
-    query_timeout_s: float = Field(2.0, gt=0, description="a query running longer is aborted")
+    max_rows: int = Field(20, ge=1, le=1_000_000, description="rows a query shows at most")
+    query_timeout_s: float = Field(2.0, gt=0, le=3600, description="a query running longer is aborted")
     instructions: Optional[str] = Field(None, description="text put before each question (unset: how to call "
                                                           "the tool and answer)")
 
@@ -118,11 +119,11 @@ class GuessNumberTask(Section):
     """Seeded guess-the-number games: each task's gold answer is its secret in low .. high."""
 
     kind: Literal["guess_number"] = "guess_number"
-    seed: int = Field(0, ge=0, description="seed of the secrets")
-    train_size: int = Field(1000, gt=0, description="training games")
-    test_size: int = Field(100, gt=0, description="held-out games")
-    low: int = Field(1, description="the smallest secret")
-    high: int = Field(100, description="the largest secret")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of the secrets")
+    train_size: int = Field(1000, gt=0, le=1_000_000, description="training games")
+    test_size: int = Field(100, gt=0, le=1_000_000, description="held-out games")
+    low: int = Field(1, ge=-10**9, le=10**9, description="the smallest secret")
+    high: int = Field(100, ge=-10**9, le=10**9, description="the largest secret")
 
 
 class TextArenaTask(Section):
@@ -131,6 +132,6 @@ class TextArenaTask(Section):
     game has few instances (GuessTheNumber-v0 has 20 secrets)."""
 
     kind: Literal["textarena"] = "textarena"
-    seed: int = Field(0, ge=0, description="seed of the game seeds")
-    train_size: int = Field(1000, gt=0, description="training games")
-    test_size: int = Field(100, gt=0, description="held-out games")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of the game seeds")
+    train_size: int = Field(1000, gt=0, le=1_000_000, description="training games")
+    test_size: int = Field(100, gt=0, le=1_000_000, description="held-out games")

@@ -63,8 +63,12 @@ class RunFolder:
 
     def acquire(self) -> None:
         """Take the run's lock for this process, or refuse in one line naming the holder."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # a name too long for the file system, no permission, a file in the way
+            raise ConfigError(f"{self.path}: cannot be the run's folder ({e.strerror or e}); set run.output_dir / "
+                              f"run.name to a folder you can write") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
