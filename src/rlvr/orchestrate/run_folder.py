@@ -51,6 +51,9 @@ class RunFolder:
         self.config = self.path / "config.toml"
         self.metrics = self.path / "metrics.jsonl"
         self.samples = self.path / "samples.jsonl"
+        # The prompts each step trained on, by source, with the policy version that generated them:
+        # across a kill and resume, no prompt skipped and none trained twice can be read off it.
+        self.ledger = self.path / "prompts.jsonl"
         self.checkpoints = self.path / "checkpoints"
         self.reward_curve = self.path / "reward_curve.png"
         self.lock_file = self.path / "run.lock"
@@ -99,12 +102,15 @@ class RunFolder:
         for row in rows:
             _append(self.samples, row)
 
+    def append_ledger(self, row: dict[str, Any]) -> None:
+        _append(self.ledger, row)
+
     def truncate_after(self, step: int) -> list[str]:
         """Drop the lines of steps after `step` (written by a run that died before its
         checkpoint); unreadable lines go to `NAME.unreadable`. Returns a note for each file
         that had any."""
         notes = []
-        for file in (self.metrics, self.samples):
+        for file in (self.metrics, self.samples, self.ledger):
             if file.exists():
                 keep, unreadable = split_lines(file.read_text(encoding="utf-8", errors="surrogateescape"), step)
                 if unreadable:
@@ -156,6 +162,9 @@ class SilentRunFolder(RunFolder):
         pass
 
     def append_samples(self, rows: list[dict[str, Any]]) -> None:
+        pass
+
+    def append_ledger(self, row: dict[str, Any]) -> None:
         pass
 
     def truncate_after(self, step: int) -> list[str]:
