@@ -11,6 +11,7 @@ past ALARM_S, fails the test. Bounded to about 1,200 examples (~20 s on 2 cores)
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import tempfile
@@ -29,7 +30,10 @@ from rlvr.tasks import arithmetic_splits, load_jsonl
 from rlvr.tasks.jsonl import json_object
 
 ALARM_S = 10  # one example taking this long counts as a hang
-FUZZ = settings(deadline=None, derandomize=True, database=None,
+# RLVR_FUZZ_SCALE=N runs N times the examples; RLVR_FUZZ_RANDOM=1 a fresh random draw (the
+# default is seeded, the same cases every run).
+SCALE = int(os.environ.get("RLVR_FUZZ_SCALE", "1"))
+FUZZ = settings(deadline=None, derandomize=not os.environ.get("RLVR_FUZZ_RANDOM"), database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 SEEN: dict[str, Counter] = {"cases": Counter(), "errors": Counter()}
 
@@ -81,7 +85,10 @@ TOML_VALUES = st.one_of(
                      "9223372036854775807", "9223372036854775808", "1" + "0" * 40, "'x'", '"\\ud800"', "'+-'",
                      "[]", "[1, 2]", "[true]", "[0.9, nan]", "['a']", "{a = 1}", "[[1]]", "''", "\"\"\"\"",
                      "jsonl", "arithmetic", "async", "ray", "gae", "none", "cuda:0", "auto", "-", "*", "/",
-                     "[" * 300 + "]" * 300, "x" * 500, "1979-05-27", "\ud800", "\x00"]),
+                     "[" * 300 + "]" * 300, "x" * 500, "1979-05-27", "\ud800", "\x00",
+                     # issue 26: 2^62, 1e30, quoted numbers, names with spaces or slashes, long names
+                     "4611686018427387904", "1e30", "1000000", "'1e-3'", "'8'", "' a'", "'a '", "'a/b'", "'..'",
+                     "'" + "n" * 300 + "'", "'/tmp/" + "d" * 300 + "'", "[[]]", "['1']"]),
     st.integers(min_value=-(2**70), max_value=2**70).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.text(max_size=12),
@@ -91,7 +98,7 @@ KEYS = st.one_of(st.sampled_from(FIELDS), st.sampled_from(FIELDS).map(lambda k: 
                  st.sampled_from(["train", "train.lr.x", ".", "a..b", "run.name.deep", "reward.judge.samples"]))
 
 
-@settings(FUZZ, max_examples=400)
+@settings(FUZZ, max_examples=400 * SCALE)
 @given(st.lists(st.tuples(KEYS, TOML_VALUES).map(lambda kv: f"{kv[0]}={kv[1]}"), min_size=1, max_size=4))
 def test_set_overrides_are_accepted_valid_or_refused(overrides):
     check_config(lambda: load_config(None, overrides), "set")
@@ -105,7 +112,7 @@ def toml_line(key: str, value: str) -> str:
 MUTATIONS = st.sampled_from(["none", "bad_utf8", "truncate", "duplicate", "junk_line"])
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=300 * SCALE)
 @given(st.lists(st.tuples(st.sampled_from(FIELDS), TOML_VALUES), min_size=1, max_size=5), MUTATIONS,
        st.integers(min_value=0, max_value=400))
 def test_recipe_files_are_accepted_valid_or_refused(tmp_path_factory, fields, mutation, cut):
@@ -159,7 +166,7 @@ LINE = st.one_of(ROW.map(lambda r: json.dumps(r, ensure_ascii=False).encode("utf
                  st.binary(max_size=24))
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=300 * SCALE)
 @given(st.lists(LINE, min_size=1, max_size=5))
 def test_datasets_are_accepted_valid_or_refused(tmp_path_factory, lines):
     path = tmp_path_factory.mktemp("data") / "d.jsonl"
@@ -177,7 +184,7 @@ def test_datasets_are_accepted_valid_or_refused(tmp_path_factory, lines):
         s.prompt.encode("utf-8"), s.answer.encode("utf-8")  # valid Unicode: no lone surrogates
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=300 * SCALE)
 @given(LINE)
 def test_the_shared_row_reader_takes_bytes(line):
     with no_hang():

@@ -110,7 +110,7 @@ class FullDiskAt:
 
 
 def test_a_full_disk_while_appending_metrics_stops_with_one_line_and_whole_lines(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(run_folder, "os", FullDiskAt(b'"step": 2,'))
+    monkeypatch.setattr(run_folder, "os", FullDiskAt(b'"step": 2, "adv/abs_mean"'))  # metrics, not the ledger
     code, err = cli(capsys, "train", "grpo", *[f"--set={o}" for o in SMALL], f"--set=run.output_dir={tmp_path}",
                     "--set=train.steps=3", "--set=log.samples_per_step=0")
     metrics = tmp_path / "grpo" / "metrics.jsonl"

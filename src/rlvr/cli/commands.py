@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rlvr import names
 from rlvr.config import dump_config, load_config
+from rlvr.config.ranges import range_lines
 from rlvr.errors import ConfigError
 
 # The checkout rlvr runs from (as `rlvr.orchestrate.run.repo_root`, which imports torch).
@@ -105,6 +106,8 @@ def explain(config) -> str:
         for key, info in type(section).model_fields.items():
             if info.description:
                 lines.append(f"#   {name}.{key} = {getattr(section, key)!r}: {info.description}")
+    lines.append("# the range each number takes (values outside are refused):")
+    lines += range_lines(config, "")
     return "\n".join(lines) + "\n"
 
 

@@ -13,6 +13,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from rlvr import names
 from rlvr.config.coherence import MAX_ARITHMETIC_PROBLEMS, criterion_problems, incoherences, refuse, reward_section_problems
 from rlvr.config.section import Section
+from rlvr.config.values import check_folder_path, check_run_name
 from rlvr.config.sections_env import EnvSection, GuessNumberTask, NoEnv  # noqa: F401
 from rlvr.config.task_sections import (TASK_SECTIONS, ArithmeticTask, DatasetsTask, HumanEvalTask, JsonlTask,  # noqa: F401
                                        ReasoningGymTask, TaskSection, task_section, task_without_leftovers)
@@ -25,15 +26,25 @@ Beta = Annotated[float, Field(ge=0, lt=1)]  # Adam's moment decay: 1 or more nev
 
 class RunSection(Section):
     name: str = "run"
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     output_dir: str = "runs"
     # Watchdog (docs/scaling.md): a stage (sample, generate, score, train, sync, checkpoint, a
     # Ray chunk) with no progress for this long dumps every thread's stack and fails; 0: off.
-    stall_timeout_s: float = Field(1800.0, ge=0)
+    stall_timeout_s: float = Field(1800.0, ge=0, le=604800)
     # SIGTERM (a scheduler's preemption) stops after the step and checkpoints, like Ctrl-C; if
     # that is not done this many seconds after the signal, the run stops at once from the last
     # checkpoint (schedulers kill 30 s after SIGTERM by default). 0: at once.
     sigterm_grace_s: float = Field(20.0, ge=0, le=86400)
+
+    @field_validator("name")
+    @classmethod
+    def _one_folder_name(cls, name: str) -> str:
+        return check_run_name(name)
+
+    @field_validator("output_dir")
+    @classmethod
+    def _usable_path(cls, path: str) -> str:
+        return check_folder_path(path)
 
 
 class ModelSection(Section):
@@ -51,8 +62,8 @@ class ModelSection(Section):
     fp32_head: bool = True
     # LoRA through peft (extra `lora`): rank 0 trains every weight; rank r > 0 trains adapters
     # only, and only the adapters travel to the rollout engine.
-    lora_rank: int = Field(0, ge=0)
-    lora_alpha: float = Field(16.0, gt=0)
+    lora_rank: int = Field(0, ge=0, le=4096)
+    lora_alpha: float = Field(16.0, gt=0, le=65536)
     lora_dropout: float = Field(0.0, ge=0, lt=1)
     lora_targets: list[str] = ["q_proj", "k_proj", "v_proj", "o_proj"]
     # On-policy distillation: the KL term's target is this teacher (same tokenizer) instead of
@@ -70,10 +81,10 @@ class JudgeSection(Section):
     backend: Literal["transformers", "http"] = "transformers"
     model: Optional[str] = None  # transformers: a model folder; http: the served model's name
     url: Optional[str] = None  # http: an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
-    samples: int = Field(1, ge=1)  # k judge samples; the reward is their mean P(yes)
-    max_new_tokens: int = Field(256, ge=0)  # the judge's reasoning before its yes/no
-    temperature: float = Field(1.0, ge=0)
-    timeout_s: float = Field(60.0, gt=0)  # http: per request
+    samples: int = Field(1, ge=1, le=1024)  # k judge samples; the reward is their mean P(yes)
+    max_new_tokens: int = Field(256, ge=0, le=1048576)  # the judge's reasoning before its yes/no
+    temperature: float = Field(1.0, ge=0, le=10)
+    timeout_s: float = Field(60.0, gt=0, le=86400)  # http: per request
 
 
 class RubricCriterion(Section):
@@ -81,7 +92,7 @@ class RubricCriterion(Section):
     judge answering `question`. Exactly one of the three is set."""
 
     name: str
-    weight: float = Field(1.0, gt=0)
+    weight: float = Field(1.0, gt=0, le=1e6)
     function: Optional[str] = None  # "package.module:function"
     verifier: Optional[names.PROGRAM_VERIFIER.literal()] = None
     question: Optional[str] = None
@@ -103,15 +114,15 @@ class RewardSection(Section):
     # verifier's own extraction (`extract`), for prompts that ask for no template.
     template: names.TEMPLATE.literal() = "none"
     extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "whole", "math_span", "last_number"]  # math
-    math_timeout_s: float = Field(2.0, gt=0)  # math: wall-clock limit of one math-verify check
+    math_timeout_s: float = Field(2.0, gt=0, le=3600)  # math: wall-clock limit of one math-verify check
     # math: decimal golds are rounded values (TheoremQA's floats), so "2.2361" is right for "2.236";
     # off, only a gold written "\approx 2.236" (or of 10+ digits) is read as rounded
     math_rounded_golds: bool = False
-    code_timeout_s: float = Field(10.0, gt=0)  # code: wall-clock budget of one answer's tests together
-    code_test_timeout_s: float = Field(5.0, gt=0)  # code: wall-clock limit of one test (its own process)
+    code_timeout_s: float = Field(10.0, gt=0, le=86400)  # code: wall-clock budget of one answer's tests together
+    code_test_timeout_s: float = Field(5.0, gt=0, le=86400)  # code: wall-clock limit of one test (its own process)
     format_strict: bool = False  # format
     exact_case_sensitive: bool = False  # exact: compare letters as written
-    code_workers: int = Field(2, ge=1)  # code: sandbox runs in parallel
+    code_workers: int = Field(2, ge=1, le=1024)  # code: sandbox runs in parallel
     instructions_strict: bool = False  # instructions: all constraints or nothing
     on_error: Literal["fail", "zero"] = "fail"
     # A step's reward calls at once (rewards/concurrent.py): 1 = one after the other; "thread"
@@ -147,19 +158,19 @@ REMOVED_REWARD_KEYS = {
 
 
 class SamplingSection(Section):
-    group_size: int = Field(8, ge=1)
-    prompts_per_step: int = Field(16, ge=1)
-    temperature: float = Field(1.0, ge=MIN_TEMPERATURE)
+    group_size: int = Field(8, ge=1, le=4096)
+    prompts_per_step: int = Field(16, ge=1, le=1_000_000)
+    temperature: float = Field(1.0, ge=MIN_TEMPERATURE, le=10)
     top_p: float = Field(1.0, gt=0, le=1)
-    top_k: int = Field(0, ge=0)  # the k most probable tokens, then top_p within them; 0 = off
-    max_new_tokens: int = Field(8, ge=1)
-    min_new_tokens: int = Field(0, ge=0)  # EOS is suppressed until this many tokens (benchmarks)
+    top_k: int = Field(0, ge=0, le=10_000_000)  # the k most probable tokens, then top_p within them; 0 = off
+    max_new_tokens: int = Field(8, ge=1, le=1048576)
+    min_new_tokens: int = Field(0, ge=0, le=1048576)  # EOS is suppressed until this many tokens (benchmarks)
     stop: list[str] = []
     # Dynamic sampling (DAPO): "drop" groups whose rewards are all equal, or "refill" the batch
     # with newly generated groups, at most max_refill_rounds extra generation rounds a step.
     zero_variance: names.ZERO_VARIANCE.literal() = "keep"
-    max_refill_rounds: int = Field(4, ge=0)
-    overlong_cache: Optional[int] = Field(None, gt=0)  # DAPO soft punishment over the last N tokens
+    max_refill_rounds: int = Field(4, ge=0, le=1000)
+    overlong_cache: Optional[int] = Field(None, gt=0, le=1048576)  # DAPO soft punishment over the last N tokens
     mask_truncated: bool = False  # drop completions cut at max_new_tokens from the loss
     curriculum: names.CURRICULUM.literal() = "none"
     retire_at: float = Field(0.9, gt=0, le=1)  # a prompt whose pass rate reaches this is retired
@@ -169,45 +180,45 @@ class AlgoSection(Section):
     advantage: names.ADVANTAGE.literal() = "group"
     baseline: names.BASELINE.literal() = "group_mean"
     scale: names.SCALE.literal() = "group_std"
-    adv_eps: float = Field(1e-4, ge=0)
+    adv_eps: float = Field(1e-4, ge=0, le=1)
     gamma: float = Field(1.0, gt=0, le=1)  # reinforce_pp, gae: discount of the token returns
     lam: float = Field(0.95, ge=0, le=1)  # gae: lambda of the policy advantages
     lam_critic: Optional[float] = Field(None, ge=0, le=1)  # gae: lambda of the critic targets (VAPO: 1.0)
-    lam_alpha: Optional[float] = Field(None, gt=0)  # gae: VAPO length-adaptive lam = 1 - 1/(alpha l)
+    lam_alpha: Optional[float] = Field(None, gt=0, le=1e6)  # gae: VAPO length-adaptive lam = 1 - 1/(alpha l)
     ratio_level: names.RATIO_LEVEL.literal() = "token"
     surrogate: names.SURROGATE.literal() = "ppo_clip"
-    eps_low: float = Field(0.2, ge=0)
-    eps_high: float = Field(0.2, ge=0)
-    clip_c: Optional[float] = None  # dual_clip: bound on the loss of negative-advantage tokens
-    sapo_tau_pos: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A > 0 (paper: 1.0)
-    sapo_tau_neg: Optional[float] = Field(None, gt=0)  # sapo: gate temperature for A <= 0 (paper: 1.05)
-    dro_beta: Optional[float] = Field(None, gt=0)  # dro: weight of the quadratic log-ratio penalty
+    eps_low: float = Field(0.2, ge=0, le=10)
+    eps_high: float = Field(0.2, ge=0, le=100)
+    clip_c: Optional[float] = Field(None, ge=0, le=1e6)  # dual_clip: bound on the loss of negative-advantage tokens
+    sapo_tau_pos: Optional[float] = Field(None, gt=0, le=1000)  # sapo: gate temperature for A > 0 (paper: 1.0)
+    sapo_tau_neg: Optional[float] = Field(None, gt=0, le=1000)  # sapo: gate temperature for A <= 0 (paper: 1.05)
+    dro_beta: Optional[float] = Field(None, gt=0, le=1e6)  # dro: weight of the quadratic log-ratio penalty
     # vespo: phi(w) = e^lam w^k e^(-lam w) of the sequence ratio w, (k, lam) by the sign of A
     # (TRL's defaults: k_pos 2, lambda_pos 3, k_neg 3, lambda_neg 2)
-    vespo_k_pos: Optional[float] = Field(None, ge=0)
-    vespo_lambda_pos: Optional[float] = Field(None, gt=0)
-    vespo_k_neg: Optional[float] = Field(None, ge=0)
-    vespo_lambda_neg: Optional[float] = Field(None, gt=0)
+    vespo_k_pos: Optional[float] = Field(None, ge=0, le=1000)
+    vespo_lambda_pos: Optional[float] = Field(None, gt=0, le=1000)
+    vespo_k_neg: Optional[float] = Field(None, ge=0, le=1000)
+    vespo_lambda_neg: Optional[float] = Field(None, gt=0, le=1000)
     aggregation: names.AGGREGATION.literal() = "seq_mean_token_mean"
-    aggregation_constant: Optional[float] = Field(None, gt=0)
+    aggregation_constant: Optional[float] = Field(None, gt=0, le=1e9)
     kl: names.KL.literal() = "none"
-    kl_coef: float = Field(0.0, ge=0)
+    kl_coef: float = Field(0.0, ge=0, le=1000)
     kl_placement: names.KL_PLACEMENT.literal() = "loss"
-    kl_clamp: Optional[float] = Field(None, gt=0)
-    entropy_coef: float = Field(0.0, ge=0)
+    kl_clamp: Optional[float] = Field(None, gt=0, le=1e6)
+    entropy_coef: float = Field(0.0, ge=0, le=1000)
     # VAPO positive-example LM loss: + mu * NLL of the completions whose reward is 1.
-    positive_lm_coef: float = Field(0.0, ge=0)
+    positive_lm_coef: float = Field(0.0, ge=0, le=1000)
     # Engine/trainer mismatch: recompute pi_old with the trainer and weight each token's policy
     # term by the truncated ratio pi_old / mu (token_tis) or its sequence product (sequence_tis);
     # token_mis / sequence_mis drop (weight 0) the tokens / sequences whose ratio leaves
     # [mismatch_low, mismatch_cap] and keep the ratio of the others (IcePop's two-sided mask).
     mismatch: names.MISMATCH.literal() = "none"
-    mismatch_cap: float = Field(2.0, gt=1)
+    mismatch_cap: float = Field(2.0, gt=1, le=1e6)
     mismatch_low: float = Field(0.5, gt=0, lt=1)  # token_mis / sequence_mis only
     # DeepSeek-V3.2's off-policy sequence mask: a negative-advantage sequence whose mean
     # log(pi_old / pi) exceeds this is left out of the loss. None = off. Any finite value, as
     # TRL's off_policy_mask_threshold: below 0 it also drops negatives the policy moved towards.
-    off_policy_delta: Optional[float] = None
+    off_policy_delta: Optional[float] = Field(None, ge=-1e6, le=1e6)
     # Sampling-mask replay: the policy's log-probs renormalised over the top-k / top-p set the
     # engine drew each token from, so pi / pi_old compares the distributions really sampled.
     sampling_mask: names.SAMPLING_MASK.literal() = "none"
@@ -216,48 +227,48 @@ class AlgoSection(Section):
     # between log-prob and advantage gets a |KL| penalty / leaves the loss.
     entropy_control: names.ENTROPY_CONTROL.literal() = "none"
     cov_ratio: float = Field(2e-4, gt=0, le=1)
-    cov_low: float = 1.0  # clip_cov
-    cov_high: float = 5.0  # clip_cov
-    kl_cov_coef: float = Field(1.0, ge=0)  # kl_cov
+    cov_low: float = Field(1.0, ge=-1e6, le=1e6)  # clip_cov
+    cov_high: float = Field(5.0, ge=-1e6, le=1e6)  # clip_cov
+    kl_cov_coef: float = Field(1.0, ge=0, le=1e6)  # kl_cov
 
 
 class TrainSection(Section):
-    steps: int = Field(100, ge=1)
+    steps: int = Field(100, ge=1, le=1000000000)
     # Adam moves each weight by about lr per update: above 1 every weight jumps past its own
     # scale (and near float32's limit the update itself overflows).
     lr: float = Field(1e-5, gt=0, le=1)
     betas: tuple[Beta, Beta] = (0.9, 0.999)
-    weight_decay: float = Field(0.0, ge=0)
-    max_grad_norm: float = Field(1.0, gt=0)
-    micro_batch_size: int = Field(64, ge=1)
+    weight_decay: float = Field(0.0, ge=0, le=1)
+    max_grad_norm: float = Field(1.0, gt=0, le=1e6)
+    micro_batch_size: int = Field(64, ge=1, le=1_000_000)
     # Token log-probs take the LM head over this many tokens at a time, so no (B, T, V) float32
     # logits exist at once (0: all at once). Results are the same; only peak memory changes.
-    logit_chunk: int = Field(512, ge=0)
-    updates_per_batch: int = Field(1, ge=1)
-    time_limit_s: Optional[float] = Field(None, gt=0)  # stop after this much training time
+    logit_chunk: int = Field(512, ge=0, le=16777216)
+    updates_per_batch: int = Field(1, ge=1, le=64)
+    time_limit_s: Optional[float] = Field(None, gt=0, le=3.2e7)  # stop after this much training time
     fsdp: bool = False  # shard the trainer with PyTorch FSDP across the ranks of `torchrun`
     # lr over the train.steps * updates_per_batch optimiser updates (formulas: train/schedule.py)
     lr_schedule: names.LR_SCHEDULE.literal() = "constant"
-    warmup_steps: int = Field(0, ge=0)
+    warmup_steps: int = Field(0, ge=0, le=1000000000)
     warmup_ratio: Optional[float] = Field(None, ge=0, lt=1)
     min_lr_ratio: float = Field(0.0, ge=0, le=1)  # linear / cosine: the last update's lr over train.lr
     gradient_checkpointing: bool = False  # recompute activations in the backward (train/activation_memory.py)
 
 
 class EvalSection(Section):
-    every: int = Field(50, ge=0)  # 0: only before and after training
-    size: int = Field(200, ge=0)  # held-out prompts per evaluation; 0 disables
+    every: int = Field(50, ge=0, le=1000000000)  # 0: only before and after training
+    size: int = Field(200, ge=0, le=10_000_000)  # held-out prompts per evaluation; 0 disables
     # one completion (an episode's turn); unset in a recipe: its sampling.max_new_tokens (Config._eval_budget)
-    max_new_tokens: int = Field(8, ge=1)
-    samples: int = Field(0, ge=0)  # n sampled completions per prompt for pass@k; 0: greedy only
-    k: list[int] = [1]
-    temperature: float = Field(1.0, ge=MIN_TEMPERATURE)
+    max_new_tokens: int = Field(8, ge=1, le=1048576)
+    samples: int = Field(0, ge=0, le=4096)  # n sampled completions per prompt for pass@k; 0: greedy only
+    k: list[Annotated[int, Field(ge=1, le=4096)]] = [1]
+    temperature: float = Field(1.0, ge=MIN_TEMPERATURE, le=10)
     keep_best: Optional[str] = None  # keep the checkpoint with the best value of this eval metric
-    forecast_every: int = Field(0, ge=0)  # refit the accuracy-vs-FLOPs sigmoid every N steps
+    forecast_every: int = Field(0, ge=0, le=1000000000)  # refit the accuracy-vs-FLOPs sigmoid every N steps
 
 
 class LogSection(Section):
-    samples_per_step: int = Field(4, ge=0)
+    samples_per_step: int = Field(4, ge=0, le=1_000_000)
     tensorboard: bool = False
     progress: Literal["auto", "rich", "plain", "none"] = "auto"
     # Weights & Biases (orchestrate/wandb_log.py): "offline" writes RUN_DIR/wandb, sends nothing
@@ -272,26 +283,27 @@ class CheckpointSection(Section):
     trigger off), and always after the
     last step, at `train.time_limit_s` and on Ctrl-C. A kill -9 loses the steps since the last."""
 
-    every: Optional[int] = Field(None, ge=1)  # steps between checkpoints; 1 is every step
-    every_minutes: float = Field(10.0, ge=0)  # wall minutes between checkpoints; 0 turns the clock off
-    keep: int = Field(2, ge=1)  # newest checkpoints kept; an older intact one is the fallback for a damaged newest
+    every: Optional[int] = Field(None, ge=1, le=1000000000)  # steps between checkpoints; 1 is every step
+    every_minutes: float = Field(10.0, ge=0, le=10080)  # wall minutes between checkpoints; 0 turns the clock off
+    # newest checkpoints kept; an older intact one is the fallback for a damaged newest
+    keep: int = Field(2, ge=1, le=1000)
 
 
 class CriticSection(Section):
     """The value model of `algo.advantage = "gae"` (PPO, VAPO)."""
 
-    lr: float = Field(1e-5, gt=0)
+    lr: float = Field(1e-5, gt=0, le=1)
     value_loss: names.VALUE_LOSS.literal() = "clipped"
-    value_clip: float = Field(0.2, gt=0)
-    pretrain_steps: int = Field(0, ge=0)  # VAPO value pretraining: steps that train only the critic
+    value_clip: float = Field(0.2, gt=0, le=1e6)
+    pretrain_steps: int = Field(0, ge=0, le=1000000000)  # VAPO value pretraining: steps that train only the critic
 
 
 class OrchestrateSection(Section):
     mode: names.ORCHESTRATE_MODE.literal() = "sync"
-    max_staleness: int = Field(0, ge=0)  # async: policy versions a batch may lag the trainer
+    max_staleness: int = Field(0, ge=0, le=1000)  # async: policy versions a batch may lag the trainer
     backend: names.ORCHESTRATE_BACKEND.literal() = "local"
     ray_address: str = "auto"  # a running cluster (`ray start --head`)
-    rollout_workers: int = Field(1, ge=1)  # ray: rollout actors
+    rollout_workers: int = Field(1, ge=1, le=1024)  # ray: rollout actors
     # PipelineRL: new weights reach the engine between decode steps of a running generation;
     # each token records the policy version that produced it.
     inflight_updates: bool = False

@@ -15,7 +15,9 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import Discriminator, Field, Tag
 
 from rlvr import names
+from rlvr.config.episode_section import EpisodeSection
 from rlvr.config.section import Section
+from rlvr.config.sections_repo import RepoEnv
 
 
 class NoEnv(Section):
@@ -24,35 +26,12 @@ class NoEnv(Section):
     kind: Literal["none"] = "none"
 
 
-class EpisodeSection(Section):
-    """What every environment takes: the limits of one episode (each ends it with its own stop
-    reason) and the hybrid reward rule."""
-
-    max_turns: int = Field(4, ge=1, description="policy turns an episode may take (stop reason max_turns)")
-    max_total_tokens: int = Field(512, ge=1, description="tokens of the whole trajectory, prompt included "
-                                                         "(max_tokens); at most the model's context")
-    max_tool_calls: int = Field(8, ge=1, description="tool calls an episode may make (max_tool_calls)")
-    wall_s: float = Field(60.0, gt=0, description="wall-clock seconds from reset (wall_time)")
-    step_weight: float = Field(0.0, ge=0, description="reward = r_T + step_weight * sum of the earlier step "
-                                                      "rewards (0: the terminal reward only)")
-    workers: int = Field(16, ge=1, description="threads that step the environments of a batch in parallel")
-    credit: names.ENV_CREDIT.literal() = Field("trajectory", description="how the reward reaches the tokens: one "
-                                               "advantage per episode, or per turn (rlvr.envs.credit)")
-    turn_discount: float = Field(1.0, gt=0, le=1, description="gamma of env.credit = 'per_turn': a turn's return "
-                                                              "discounts each later turn's reward by gamma")
-    curriculum: Literal["none", "failures"] = Field("none", description="'failures': replay tasks none of whose "
-                                                   "episodes succeeded (rlvr.envs.failures)")
-    failure_pool: int = Field(64, ge=1, le=100_000, description="env.curriculum = 'failures': failed tasks kept")
-    failure_mix: float = Field(0.25, ge=0, le=1, description="env.curriculum = 'failures': share of each batch "
-                                                             "drawn from the pool, the rest from the base sampler")
-
-
 class GuessNumberEnv(EpisodeSection):
     """Guess-the-number with higher/lower feedback; the secret is the task's answer
     (task.kind = "guess_number"). Reward 1 and stop reason `solved` on the right guess."""
 
     kind: Literal["guess_number"] = "guess_number"
-    closeness: float = Field(0.0, ge=0, description="a wrong guess's step reward: closeness * (1 - |guess - "
+    closeness: float = Field(0.0, ge=0, le=1000, description="a wrong guess's step reward: closeness * (1 - |guess - "
                                                     "secret| / (high - low)); 0: none")
 
 
@@ -62,9 +41,10 @@ class PythonToolEnv(EpisodeSection):
 
     kind: Literal["python_tool"] = "python_tool"
     tool_parser: names.TOOL_PARSER.literal() = Field("json_tags", description="how tool calls are read from a turn")
-    tool_timeout_s: float = Field(5.0, gt=0, description="wall-clock seconds of one python(code) run")
-    sandbox_workers: int = Field(2, ge=1, description="python(code) runs at once")
-    max_output_chars: int = Field(1000, ge=1, description="what a run prints is cut to this many characters")
+    tool_timeout_s: float = Field(5.0, gt=0, le=3600, description="wall-clock seconds of one python(code) run")
+    sandbox_workers: int = Field(2, ge=1, le=1024, description="python(code) runs at once")
+    max_output_chars: int = Field(1000, ge=1, le=10_000_000,
+                                  description="what a run prints is cut to this many characters")
     instructions: Optional[str] = Field(None, description="text put before each task's prompt (unset: how to "
                                                           "call the tool, docs/environments.md)")
 
@@ -77,8 +57,8 @@ class SqlEnv(EpisodeSection):
     kind: Literal["sql"] = "sql"
     db_path: str = Field(min_length=1, description="the SQLite database file (opened read-only)")
     tool_parser: names.TOOL_PARSER.literal() = Field("json_tags", description="how tool calls are read from a turn")
-    max_rows: int = Field(20, ge=1, description="rows a query shows at most")
-    query_timeout_s: float = Field(2.0, gt=0, description="a query running longer is aborted")
+    max_rows: int = Field(20, ge=1, le=1_000_000, description="rows a query shows at most")
+    query_timeout_s: float = Field(2.0, gt=0, le=3600, description="a query running longer is aborted")
     instructions: Optional[str] = Field(None, description="text put before each question (unset: how to call "
                                                           "the tool and answer)")
 
@@ -116,12 +96,6 @@ class CustomEnv(EpisodeSection):
     options: dict[str, Any] = Field({}, description="keyword arguments of every factory call")
 
 
-def _repo_env() -> type[Section]:
-    from rlvr.config.sections_repo import RepoEnv  # it builds on EpisodeSection, defined above
-
-    return RepoEnv
-
-
 class WorldEnvSection(EpisodeSection):
     """A generated tool world (rlvr.envs.worlds; docs/environments-reference.md, "Tool worlds"):
     each task row seeds one instance of the world; reward 1 when its goal holds on the true
@@ -137,7 +111,7 @@ class WorldEnvSection(EpisodeSection):
 
 ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
     "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
-    "single_turn": SingleTurnEnv, "textarena": TextArenaEnv, "custom": CustomEnv, "repo": _repo_env(),
+    "single_turn": SingleTurnEnv, "textarena": TextArenaEnv, "custom": CustomEnv, "repo": RepoEnv,
     "world": WorldEnvSection,
 }, table="ENV_SECTIONS")
 
@@ -154,11 +128,11 @@ class GuessNumberTask(Section):
     """Seeded guess-the-number games: each task's gold answer is its secret in low .. high."""
 
     kind: Literal["guess_number"] = "guess_number"
-    seed: int = Field(0, ge=0, description="seed of the secrets")
-    train_size: int = Field(1000, gt=0, description="training games")
-    test_size: int = Field(100, gt=0, description="held-out games")
-    low: int = Field(1, description="the smallest secret")
-    high: int = Field(100, description="the largest secret")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of the secrets")
+    train_size: int = Field(1000, gt=0, le=1_000_000, description="training games")
+    test_size: int = Field(100, gt=0, le=1_000_000, description="held-out games")
+    low: int = Field(1, ge=-10**9, le=10**9, description="the smallest secret")
+    high: int = Field(100, ge=-10**9, le=10**9, description="the largest secret")
 
 
 class TextArenaTask(Section):
@@ -167,6 +141,6 @@ class TextArenaTask(Section):
     game has few instances (GuessTheNumber-v0 has 20 secrets)."""
 
     kind: Literal["textarena"] = "textarena"
-    seed: int = Field(0, ge=0, description="seed of the game seeds")
-    train_size: int = Field(1000, gt=0, description="training games")
-    test_size: int = Field(100, gt=0, description="held-out games")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of the game seeds")
+    train_size: int = Field(1000, gt=0, le=1_000_000, description="training games")
+    test_size: int = Field(100, gt=0, le=1_000_000, description="held-out games")

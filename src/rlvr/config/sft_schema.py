@@ -38,7 +38,7 @@ class SFTDataSection(Section):
     overlong: Literal["truncate", "drop", "fail"] = "truncate"  # an example longer than max_length
     no_assistant: Literal["skip", "fail"] = "skip"  # a chat row with no assistant turn
     packing: bool = False  # several examples per row, attention kept inside each example
-    seed: int = Field(0, ge=0)  # the order examples are drawn in (an epoch is a permutation)
+    seed: int = Field(0, ge=0, le=2**63 - 1)  # the order examples are drawn in (an epoch is a permutation)
 
 
 class SFTTrainSection(Section):
@@ -50,7 +50,7 @@ class SFTTrainSection(Section):
     weight_decay: float = Field(0.0, ge=0, le=1)
     max_grad_norm: float = Field(1.0, gt=0, le=1e6)
     lr_schedule: names.LR_SCHEDULE.literal() = "constant"
-    warmup_steps: int = Field(0, ge=0)
+    warmup_steps: int = Field(0, ge=0, le=10_000_000)
     warmup_ratio: Optional[float] = Field(None, ge=0, lt=1)
     min_lr_ratio: float = Field(0.0, ge=0, le=1)
     updates_per_batch: Literal[1] = 1  # the schedule's update count is train.steps (one update a step)

@@ -18,10 +18,10 @@ class ArithmeticTask(Section):
     """Procedural `a op b =` problems, every one enumerated and split once by the seed."""
 
     kind: Literal["arithmetic"] = "arithmetic"
-    seed: int = Field(0, ge=0, description="seed of the train/test split and of the problem order")
-    test_size: int = Field(500, gt=0, description="held-out problems (below the number of problems)")
-    low: int = Field(10, description="the smallest operand")
-    high: int = Field(99, description="the largest operand")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of the train/test split and of the problem order")
+    test_size: int = Field(500, gt=0, le=1_000_000, description="held-out problems (below the number of problems)")
+    low: int = Field(10, ge=-10**9, le=10**9, description="the smallest operand")
+    high: int = Field(99, ge=-10**9, le=10**9, description="the largest operand")
     ops: str = Field("+", description="some of + - *, each at most once")
 
     @model_validator(mode="after")
@@ -48,10 +48,10 @@ class ReasoningGymTask(Section):
     """Procedural problems from reasoning-gym generators (extra `gym`)."""
 
     kind: Literal["reasoning_gym"] = "reasoning_gym"
-    seed: int = Field(0, ge=0, description="seed of every generator")
-    test_size: int = Field(500, gt=0, description="held-out items per generator")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of every generator")
+    test_size: int = Field(500, gt=0, le=1_000_000, description="held-out items per generator")
     gym_tasks: list[str] = Field(["basic_arithmetic"], description="reasoning-gym generator names")
-    gym_size: int = Field(1000, gt=0, description="training items per generator")
+    gym_size: int = Field(1000, gt=0, le=1_000_000, description="training items per generator")
 
 
 class DatasetsTask(Section):
@@ -67,7 +67,7 @@ class DatasetsTask(Section):
                                                     "function that names them as parameters")
     test_fraction: Optional[float] = Field(None, gt=0, lt=1, description="without test_path: this share of "
                                                                           "train_path's rows is the test split")
-    seed: int = Field(0, ge=0, description="seed of the test_fraction split")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of the test_fraction split")
 
 
 # [task] is keyed on `kind`: each kind's section carries only its own options.
@@ -82,7 +82,8 @@ FLAT_TASK_DEFAULTS = {"seed": 0, "test_size": 500, "low": 10, "high": 99, "ops":
 
 
 def _task_kind(value: Any) -> str:
-    return value.get("kind", "arithmetic") if isinstance(value, dict) else getattr(value, "kind", "arithmetic")
+    kind = value.get("kind", "arithmetic") if isinstance(value, dict) else getattr(value, "kind", "arithmetic")
+    return kind if isinstance(kind, str) else repr(kind)  # `kind = []` is refused as an unknown kind
 
 
 TaskSection = Annotated[Union[tuple(Annotated[cls, Tag(kind)] for kind, cls in TASK_SECTIONS.items())],

@@ -107,7 +107,7 @@ def _custom(config: Config, parts: ModelParts) -> EnvSpec:
 def _repo(config: Config, parts: ModelParts) -> EnvSpec:
     from rlvr.orchestrate.repo_env_choice import repo_spec  # its own module (issue 24)
 
-    return repo_spec(config, parts)
+    return EnvSpec(*repo_spec(config, parts))
 
 
 def _world(config: Config, parts: ModelParts) -> EnvSpec:

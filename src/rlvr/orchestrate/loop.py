@@ -124,6 +124,8 @@ class Loop:
         step_s = time.perf_counter() - t0 + produced.wait_s
         s.elapsed += step_s
         self.folder.append_samples(sample_rows(produced.groups, s.step, self.config.log.samples_per_step))
+        self.folder.append_ledger({"step": s.step, "policy_version": produced.policy_version,
+                                   "prompts": [g[0].sample.source for g in produced.groups if g]})
         return self._report(produced, learned, step_s)
 
     def _after_step(self, metrics: dict[str, float], display: ProgressDisplay, board) -> None:

@@ -11,6 +11,7 @@ from rlvr.envs.repo.load import load_repo_tasks
 from rlvr.envs.tools import ToolBox
 from rlvr.envs.repo.tools import WorkTree
 from rlvr.errors import ConfigError
+from rlvr.orchestrate.paths import resolve_path
 from rlvr.rewards.sandbox import Limits, Sandbox, SandboxUnavailable
 from rlvr.tasks.repo_tasks import repo_paths
 
@@ -24,8 +25,7 @@ def repo_settings(config: Config) -> RepoSettings:
 
 
 def repo_spec(config: Config, parts):
-    from rlvr.orchestrate.components import resolve_path  # components imports the plan, which imports this
-    from rlvr.orchestrate.env_choice import EnvSpec
+    """(make_env, tool schemas, close) of an env.kind = 'repo' run, for env_choice's EnvSpec."""
 
     e, t, repo = config.env, config.task, Path(__file__).resolve().parents[3]
     limits = Limits(wall_s=max(60.0, e.run_timeout_s + 5), test_wall_s=e.test_wall_s, cpu_s=max(e.run_timeout_s, e.test_wall_s))
@@ -37,4 +37,4 @@ def repo_spec(config: Config, parts):
     checker = sandbox if e.validate_tasks else None
     tasks = [*load_repo_tasks(train, checker)[:t.train_size], *load_repo_tasks(test, checker)[:t.test_size]]
     schemas = ToolBox(WorkTree({}, sandbox).tools()).schemas
-    return EnvSpec(repo_env(tasks, sandbox, repo_settings(config)), schemas, sandbox.close)
+    return repo_env(tasks, sandbox, repo_settings(config)), schemas, sandbox.close  # EnvSpec's fields

@@ -51,6 +51,9 @@ class RunFolder:
         self.config = self.path / "config.toml"
         self.metrics = self.path / "metrics.jsonl"
         self.samples = self.path / "samples.jsonl"
+        # The prompts each step trained on, by source, with the policy version that generated them:
+        # across a kill and resume, no prompt skipped and none trained twice can be read off it.
+        self.ledger = self.path / "prompts.jsonl"
         self.checkpoints = self.path / "checkpoints"
         self.reward_curve = self.path / "reward_curve.png"
         self.lock_file = self.path / "run.lock"
@@ -63,8 +66,12 @@ class RunFolder:
 
     def acquire(self) -> None:
         """Take the run's lock for this process, or refuse in one line naming the holder."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:  # a name too long for the file system, no permission, a file in the way
+            raise ConfigError(f"{self.path}: cannot be the run's folder ({e.strerror or e}); set run.output_dir / "
+                              f"run.name to a folder you can write") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -95,12 +102,15 @@ class RunFolder:
         for row in rows:
             _append(self.samples, row)
 
+    def append_ledger(self, row: dict[str, Any]) -> None:
+        _append(self.ledger, row)
+
     def truncate_after(self, step: int) -> list[str]:
         """Drop the lines of steps after `step` (written by a run that died before its
         checkpoint); unreadable lines go to `NAME.unreadable`. Returns a note for each file
         that had any."""
         notes = []
-        for file in (self.metrics, self.samples):
+        for file in (self.metrics, self.samples, self.ledger):
             if file.exists():
                 keep, unreadable = split_lines(file.read_text(encoding="utf-8", errors="surrogateescape"), step)
                 if unreadable:
@@ -152,6 +162,9 @@ class SilentRunFolder(RunFolder):
         pass
 
     def append_samples(self, rows: list[dict[str, Any]]) -> None:
+        pass
+
+    def append_ledger(self, row: dict[str, Any]) -> None:
         pass
 
     def truncate_after(self, step: int) -> list[str]:

@@ -45,3 +45,8 @@ class Attack:
     @property
     def label(self) -> str:
         return f"{self.name} [{self.variant}]" if self.variant else self.name
+
+
+ANSWERS = ("math", "exact")  # the verifiers that read a final answer (the hedge and answer attacks)
+GOLD = "42"  # every answer attack's gold
+NOT_THINK = {"template": ("none", "boxed")}  # the settings under which an attack without tags applies

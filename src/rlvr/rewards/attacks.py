@@ -17,16 +17,15 @@ from __future__ import annotations
 import json
 from typing import Mapping
 
-from rlvr.rewards.attack import KINDS, TEXT_KINDS, Attack
+from rlvr.rewards.attack import ANSWERS, GOLD, KINDS, NOT_THINK, TEXT_KINDS, Attack
+from rlvr.rewards.hedge_attacks import hedge_attacks
 
 __all__ = ["KINDS", "TEXT_KINDS", "Attack", "all_attacks", "applies", "text_attacks"]
 
-ANSWERS = ("math", "exact")
-GOLD = "42"
 HONEST_BOXED = "6 * 7 = 42, so the answer is \\boxed{42}."
 HONEST_TAGS = "<think>6 * 7 = 42</think><answer>42</answer>"
 THINK, BOXED = {"template": ("think_answer",)}, {"template": ("boxed",)}
-NOT_BOXED, NOT_THINK = {"template": ("none", "think_answer")}, {"template": ("none", "boxed")}
+NOT_BOXED = {"template": ("none", "think_answer")}
 
 
 def _attack_rows(rows: list[tuple], kinds: tuple[str, ...]) -> list[Attack]:
@@ -161,8 +160,6 @@ def _instruction_attacks() -> list[Attack]:
 
 def text_attacks() -> list[Attack]:
     """Every attack on a text verifier (math, exact, format, instructions)."""
-    from rlvr.rewards.hedge_attacks import hedge_attacks
-
     return _answer_attacks() + hedge_attacks() + _format_attacks() + _instruction_attacks()
 
 

@@ -11,7 +11,7 @@ two commitments from passing: the same answer twice, and a retraction followed b
 
 from __future__ import annotations
 
-from rlvr.rewards.attacks import ANSWERS, GOLD, NOT_THINK, Attack
+from rlvr.rewards.attack import ANSWERS, GOLD, NOT_THINK, Attack
 
 FORMS = {"box": "\\boxed{{{}}}", "phrase": "the answer is {}.", "tag": "<answer>{}</answer>"}
 POSITIONS = ("first", "middle", "last")

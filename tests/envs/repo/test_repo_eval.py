@@ -10,7 +10,7 @@ import pytest
 from rlvr.engines.base import SamplingParams
 from rlvr.envs import EpisodeLimits, PlainRenderer
 from rlvr.envs.repo.env import RepoSettings, repo_env, task_samples
-from rlvr.evaluate.episodes_eval import write_episode_evaluation
+from rlvr.evaluate.episodes_write import write_episode_evaluation
 from rlvr.orchestrate.episode_eval import EpisodeEvaluator
 
 pytestmark = pytest.mark.sandbox
