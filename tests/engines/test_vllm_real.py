@@ -38,13 +38,13 @@ def ids_of(groups):
 
 def test_stop_strings_cut_the_text_and_stop_ids_end_the_ids(vllm_arith, tokenizer):
     engine = fresh(vllm_arith)
-    params = SamplingParams(max_new_tokens=8, min_new_tokens=1, stop=("1",))
+    params = SamplingParams(max_new_tokens=8, min_new_tokens=1, stop=("4",))  # the answers hold many 4s
     rollouts = [r for g in engine.generate(PROMPTS, 8, params) for r in g]
     on_string = [r for r in rollouts if r.finish_reason == "stop" and r.completion_ids[-1] != tokenizer.eos_token_id]
     assert on_string, [(r.text, r.finish_reason, r.completion_ids) for r in rollouts[:12]]
-    assert all("1" not in r.text for r in rollouts)
-    for r in on_string:  # vLLM stops at the token that completes "1"; the text is cut before it
-        assert "1" in tokenizer.decode(list(r.completion_ids)) and len(r.logprobs) == len(r.completion_ids)
+    assert all("4" not in r.text for r in rollouts)
+    for r in on_string:  # vLLM stops at the token that completes "4"; the text is cut before it
+        assert "4" in tokenizer.decode(list(r.completion_ids)) and len(r.logprobs) == len(r.completion_ids)
     five = tokenizer.convert_tokens_to_ids("5")
     engine = fresh(vllm_arith, stop_ids=(tokenizer.eos_token_id, five))
     rollouts = [r for g in engine.generate(PROMPTS, 8, SamplingParams(max_new_tokens=8)) for r in g]
@@ -147,7 +147,7 @@ def kill_core_during_generation(engine: VLLMEngine) -> None:
     cores = [p for p in psutil.Process().children(recursive=True) if "EngineCore" in " ".join(p.cmdline()) + p.name()]
     assert cores, [p.name() for p in psutil.Process().children(recursive=True)]
     threading.Timer(1.0, lambda: [p.kill() for p in cores]).start()
-    long = SamplingParams(max_new_tokens=60, min_new_tokens=60)
+    long = SamplingParams(max_new_tokens=50, min_new_tokens=50)  # 6-token prompts, a 64-token context
     t0 = time.monotonic()
     with pytest.raises(VLLMEngineDied, match="engine core died during a generation.*--resume"):
         for _ in range(200):  # each call a few seconds at most; the kill lands within the first
