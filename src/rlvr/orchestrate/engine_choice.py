@@ -28,7 +28,8 @@ def _vllm(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -
 
     return build_vllm_engine(str(model_path), tokenizer, seed=config.run.seed,
                              context=getattr(model.config, "max_position_embeddings", None),
-                             weight_keys=model.state_dict().keys(), settings=VLLMSettings(dtype=config.model.dtype))
+                             weight_keys=model.state_dict().keys(),
+                             settings=VLLMSettings.from_section(config.model.vllm, config.model.dtype))
 
 
 def _hf_local(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
