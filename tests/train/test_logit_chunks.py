@@ -101,7 +101,8 @@ def test_chunked_matches_the_plain_path(arch, chunk, temperature, entropy_grad):
         torch.testing.assert_close(b, a, rtol=1e-6, atol=1e-6, msg=name)
     # the weight gradients sum over chunks in another order: equal to 1e-6 of their scale
     torch.testing.assert_close(chunked[2], plain[2], rtol=1e-6, atol=1e-6 * float(plain[2].abs().max()))
-    if chunk >= 7:  # chunks of >= 7 rows took the plain path's kernel here: bit-identical values
+    if chunk >= 35:  # one chunk is the plain path: bit-identical (smaller chunks may take another
+        # matmul kernel, whose rounding differs by CPU: within one ulp above)
         assert torch.equal(chunked[0], plain[0]) and torch.equal(chunked[1], plain[1])
 
 
