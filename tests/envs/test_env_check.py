@@ -46,6 +46,8 @@ def shipped_case(kind: str, tmp: Path) -> tuple[str, list[str]]:
     """A recipe (and overrides) that plays env.kind `kind`; every kind must have one."""
     if kind == "python_tool" and (why := bwrap_unavailable()) is not None:
         pytest.skip(f"bubblewrap cannot sandbox here: {why}")
+    if kind in ("python_tool", "repo") and (why := bwrap_unavailable()) is not None:
+        pytest.skip(f"bubblewrap cannot sandbox here: {why}")
     if kind == "textarena" and importlib.util.find_spec("textarena") is None:
         pytest.skip("textarena (extra envs) is not installed")
     return {"guess_number": lambda: ("env_guess_number", []),
@@ -54,6 +56,8 @@ def shipped_case(kind: str, tmp: Path) -> tuple[str, list[str]]:
             "single_turn": lambda: ("demo", ['env.kind="single_turn"', "env.max_total_tokens=64"]),
             "textarena": lambda: ("env_textarena_guess_number", []),
             "custom": lambda: kv_case(tmp),
+            "repo": lambda: ("demo", ['env.kind="repo"', 'task.kind="repo"', "eval.size=0", "env.max_total_tokens=4096",
+                                      "task.train_size=2", "task.test_size=2"]),
             "world": lambda: ("demo", ['env.kind="world"', 'env.world="ledger"', 'model.path="models/tiny-env"',
                                        "env.max_total_tokens=256", "env.distractors=2", "env.noise=0.3"]),
             }[kind]()

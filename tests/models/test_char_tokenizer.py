@@ -8,6 +8,8 @@ as a Qwen2Tokenizer that encoded "a b\\nc" as [68, 69, 70] while build_char_toke
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,9 @@ from rlvr.orchestrate import train
 from rlvr.orchestrate.export import export_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
-SHIPPED = sorted(p.parent for p in (REPO / "models").glob("*/tokenizer.json"))
+# The char-level folders: a byte-level vocabulary with no merges (models/tiny-spec is a trained BPE)
+SHIPPED = sorted(p.parent for p in (REPO / "models").glob("*/tokenizer.json")
+                 if not json.loads(p.read_text())["model"].get("merges"))
 # Spaces, a run of spaces, a newline, a blank line, a trailing newline and every printable
 # ASCII character: what prompts, tool calls and observations hold.
 TEXT = "a b\nc  12+34=46\n\nprint(23*47)\n<obs>1081</obs>\n" + "".join(map(chr, range(32, 127))) + "\n"

@@ -56,7 +56,13 @@ READ_WHERE_USED: dict[str, tuple[str, ...]] = {
     "reward.rules": ("orchestrate/model_rewards.py",),
     **{f"reward.judge.{name}": ("orchestrate/model_rewards.py",)
        for name in ("backend", "model", "url", "samples", "max_new_tokens", "temperature", "timeout_s")},
-    **{f"reward.{name}": ("rewards/build.py",) for name in ("template", "extract", "math_timeout_s", "code_timeout_s", "code_test_timeout_s", "format_strict", "exact_case_sensitive", "code_workers", "instructions_strict")},
+    "run.sigterm_grace_s": (_RUN,),
+    "reward.score_workers": (_SCORING,), "reward.score_pool": (_SCORING,), "reward.call_timeout_s": (_SCORING,),
+    # [model.vllm]: read by the vLLM engine itself when model.engine = "vllm" (engines/vllm_engine.py)
+    **{f"model.vllm.{name}": ("engines/vllm_engine.py",) for name in ("dtype", "cpu_kv_cache_gib", "gpu_memory_utilization",
+                                                                      "enforce_eager", "compile", "max_model_len",
+                                                                      "prefix_caching")},
+    **{f"reward.{name}": ("rewards/build.py",) for name in ("math_rounded_golds", "template", "extract", "math_timeout_s", "code_timeout_s", "code_test_timeout_s", "format_strict", "exact_case_sensitive", "code_workers", "instructions_strict")},
 }
 
 

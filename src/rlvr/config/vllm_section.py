@@ -21,7 +21,7 @@ class VLLMSection(Section):
     # CPU: GiB of KV cache (vLLM's VLLM_CPU_KVCACHE_SPACE, set for the engine core it starts;
     # an explicit VLLM_CPU_KVCACHE_SPACE in the environment wins). vLLM's own default, 4 GiB,
     # is far more than rlvr's small models need on a shared machine.
-    cpu_kv_cache_gib: float = Field(1.0, gt=0)
+    cpu_kv_cache_gib: float = Field(1.0, gt=0, le=4096)
     # CUDA: share of the GPU's memory vLLM takes for weights and KV cache; under vLLM's 0.9 so
     # that a trainer on the same GPU has room.
     gpu_memory_utilization: float = Field(0.5, gt=0, le=1)
@@ -31,6 +31,6 @@ class VLLMSection(Section):
     # CPU it is most of a ~40 s start for a tiny model; see docs/scaling.md for what it buys.
     compile: bool = True
     # Longest prompt + completion vLLM plans its KV cache for; None = the model's context.
-    max_model_len: Optional[int] = Field(None, ge=1)
+    max_model_len: Optional[int] = Field(None, ge=1, le=16_777_216)
     # Reuse the KV cache of a shared prompt prefix (a group's G samples); dropped at each sync.
     prefix_caching: bool = True
