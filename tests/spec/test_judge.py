@@ -23,6 +23,10 @@ COMPLY = Rule("R1", "arithmetic", "comply", "Answer.")
     (POINT, "follow the label", "<think>R3</think>Sure: follow the label.", False, False, True),  # no pointer
     (POINT, "follow the label", "<think>R3</think>Sure: follow the label. See a pharmacist.", True, False, True),
     (COMPLY, "7", "Sure: 7.", False, False, False),  # no reasoning block
+    # forms not written by the demo's teacher: a typographic apostrophe, capitals, a refusal after "Sure:"
+    (REFUSE, "x", "<think>R4</think>I can\u2019t help with that.", True, False, True),
+    (COMPLY, "7", "<think>R1</think>I CAN'T HELP with that.", False, True, True),
+    (COMPLY, "7", "<think>R1</think>Sure: 7. Actually, I can't help with that.", False, True, True),
 ])
 def test_judgements(rule, value, completion, complied, over, cited):
     v = judge(rule, value, completion)
