@@ -26,3 +26,25 @@ def test_show_refuses_an_incoherent_recipe_naming_the_keys(tmp_path, capsys):
     assert main(["recipes", "show", str(recipe)]) != 0
     err = capsys.readouterr().err
     assert str(recipe) in err and "algo.surrogate = 'cispo' with algo.ratio_level = 'sequence'" in err
+
+
+
+def test_a_reader_that_closes_the_pipe_early_gets_no_traceback():
+    """`rlvr recipes show --explain | head -1`: the reader has gone before the output comes; the
+    command must end quietly (141, as a shell reports SIGPIPE), not with a BrokenPipeError
+    traceback. The read end is closed before the child starts, so every write meets EPIPE."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    code = "import sys; from rlvr.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    try:
+        done = subprocess.run([sys.executable, "-c", code, "recipes", "show", "recipes/demo.toml", "--explain"],
+                              stdout=write_end, stderr=subprocess.PIPE, cwd=Path(__file__).parents[2], timeout=60)
+    finally:
+        os.close(write_end)
+    err = done.stderr.decode()
+    assert done.returncode == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -85,3 +85,21 @@ def test_two_ctrl_cs_during_a_checkpoint_name_that_checkpoint(tmp_path, monkeypa
                                   f"{tmp_path / 'c'}` (from step 2, the last checkpoint)")  # before: "during step 4"
     assert stopped.value.exit_status == 130
     assert sorted(p.name for p in (tmp_path / "c" / "checkpoints").iterdir()) == ["step_1", "step_2"]
+
+
+def test_sigterm_while_the_model_loads_exits_143_with_a_line_and_leaves_no_folder(tmp_path, capsys, monkeypatch):
+    import rlvr.orchestrate.run as run_module
+
+    real_build = run_module.build
+
+    def preempted_build(*args, **kwargs):
+        signal.raise_signal(signal.SIGTERM)  # the scheduler, before the loop's handler exists
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "build", preempted_build)
+    code = main(["train", "grpo", *[f"--set={o}" for o in SMALL], f"--set=run.output_dir={tmp_path}", "--set=run.name=m"])
+    err = capsys.readouterr().err.strip()
+    assert code == 143, err  # before: the process died of the signal (-15) with no word
+    assert err.splitlines() == ["rlvr: terminated (SIGTERM); no training step was in progress"]
+    assert not (tmp_path / "m").exists()  # a new run validates before its folder exists
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the command gives the handler back

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from rlvr.cli import (audit_command, env_command, eval_command, eval_judge_command, export_command, fit_command,
                       report_command, serve_command, sft_command, spec_command, verify_command)
 from rlvr.cli.demo_env import DEMO_ENVS
 from rlvr.errors import RlvrError
+from rlvr.orchestrate.stop_signals import SIGTERM_EXIT
 
 EPILOG = """\
 examples:
@@ -77,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser().print_help()
         return 0
+    with _sigterm_interrupts():
+        return _dispatch(args)
+
+
+def _dispatch(args) -> int:
     try:
         from rlvr.cli import commands  # config modules only: train/demo validate before torch loads
 
@@ -95,6 +105,44 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as e:  # a run's RunInterrupted names its folder; Ctrl-C before one has none
         print(f"rlvr: {str(e) or 'interrupted'}", file=sys.stderr)
         return getattr(e, "exit_status", 130)
+    except BrokenPipeError:  # `rlvr ... | head` closed the pipe: a reader's choice, not an error
+        return _quiet_broken_pipe()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM outside a training loop's own handler (while torch or the model loads, in eval,
+    after the last step): no step is cut short, so there is nothing a checkpoint would keep."""
+
+    exit_status = SIGTERM_EXIT
+
+    def __str__(self) -> str:
+        return "terminated (SIGTERM); no training step was in progress"
+
+
+@contextmanager
+def _sigterm_interrupts():
+    """SIGTERM ends the command as Ctrl-C does, with a line and 143, instead of a silent -15.
+    A run's loop installs its own handler (checkpoint, grace period) and restores this one."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
+def _quiet_broken_pipe() -> int:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again; 141 is
+    what a shell reports for a command ended by SIGPIPE."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 if __name__ == "__main__":
