@@ -13,7 +13,7 @@ import numpy as np
 
 from rlvr.evaluate.vote import answer_key
 from rlvr.errors import RewardError
-from rlvr.rewards.calling import call_reward, score_of
+from rlvr.rewards.calling import call_reward_checked, score_of
 from rlvr.rewards.math_verifier import extract_answer
 from rlvr.types import Rollout, Sample
 
@@ -66,7 +66,8 @@ def grade(response: str, gold: str, verify: Verify, extract: tuple[str, ...],
     number) and extract its answer for voting. With `sample`, the function is called as in
     training: its prompt, and its extra columns by parameter name (rewards/calling.py)."""
     prompt, extra = (sample.prompt, sample.extra) if sample is not None else ("", None)
-    verdict = call_reward(verify, response, gold, prompt, extra)  # built-in verifiers take keywords only
+    where = f"sample {sample.source}" if sample is not None else ""
+    verdict = call_reward_checked(verify, response, gold, prompt, extra, where)
     found = extract_answer(response, extract)
     answer = found[1] if found is not None else None
     return Graded(response=response, score=float(score_of(verdict)), answer=answer, key=answer_key(answer),

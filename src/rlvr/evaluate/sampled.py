@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from rlvr.engines.base import Engine, SamplingParams
 from rlvr.evaluate.passk import pass_at_k
-from rlvr.rewards.calling import call_reward, score_of
+from rlvr.rewards.calling import call_reward_checked, score_of
 from rlvr.types import Sample
 
 
@@ -29,6 +29,7 @@ def sampled_pass_at_k(engine: Engine, reward_fn: Callable, stop: tuple[str, ...]
         groups = engine.generate([s.prompt for s in test], e.samples, params)
     finally:
         generator.set_state(saved)
-    correct = [sum(score_of(call_reward(reward_fn, r.text, s.answer, s.prompt, s.extra)) >= 1.0 for r in g)
+    correct = [sum(score_of(call_reward_checked(reward_fn, r.text, s.answer, s.prompt, s.extra,
+                                                f"sample {s.source}")) >= 1.0 for r in g)
                for g, s in zip(groups, test)]
     return {f"eval/pass@{k}": sum(pass_at_k(e.samples, c, k) for c in correct) / len(test) for k in e.k}

@@ -28,6 +28,7 @@ from rlvr.config.schema import RewardSection
 from rlvr.errors import ConfigError, RewardError
 from rlvr.rewards import CompositeVerdict, Verdict
 from rlvr.rewards.build import VERIFIER_OPTIONS, build_verifier
+from rlvr.rewards.calling import describe_error, function_name
 from rlvr.rewards.concurrent import SERIAL, Call, Concurrency, call_all
 from rlvr.types import Rollout, Sample, Scored
 
@@ -81,23 +82,11 @@ def checked(fn: RewardFn, sample: Sample, out: object, error: BaseException | No
     otherwise end the run with status 0 and no checkpoint."""
     name = function_name(fn)
     if error is not None:
-        raise RewardError(f"reward function {name} raised {_describe(error)} (sample {sample.source})")
+        raise RewardError(f"reward function {name} raised {describe_error(error)} (sample {sample.source})")
     verdict = out if isinstance(out, Verdict) else Verdict(score=_as_float(out, name, sample), reason="")
     if not math.isfinite(verdict.score) or not 0.0 <= verdict.score <= 1.0:
         raise RewardError(f"reward function {name} returned {verdict.score} (not in [0, 1]) for sample {sample.source}")
     return verdict
-
-
-def function_name(fn: RewardFn) -> str:
-    """`module.qualname` of a reward function (a callable object: its class's)."""
-    named = fn if hasattr(fn, "__qualname__") else type(fn)
-    return f"{getattr(named, '__module__', '?')}.{named.__qualname__}"
-
-
-def _describe(e: BaseException) -> str:
-    if isinstance(e, SystemExit):
-        return f"SystemExit({e.code!r}) (sys.exit is not a way to return a score)"
-    return f"{type(e).__name__}: {e}"
 
 
 def _as_float(out: object, name: str, sample: Sample) -> float:
