@@ -135,13 +135,14 @@ def sample_model(path: str, samples: list[Sample], args: argparse.Namespace, ver
         print(f"resuming {side}: {len(progress.groups)} of {len(samples)} prompts done in {progress.path}")
     engine, params = load_engine(path, samples, args)
     chunk = args.chunk_prompts or max(1, engine.max_batch // args.n)
+    how = reward_concurrency(args)
 
     def sample(part):
         from rlvr.evaluate.evaluation import sample_groups
 
         # A reward function is called itself (not through TaskScorer) so that it gets the extra columns.
         score = verifier.verify if isinstance(verifier, TaskScorer) else verifier
-        return sample_groups(engine, part, args.n, params, score, verifier.extract)
+        return sample_groups(engine, part, args.n, params, score, verifier.extract, how)
 
     def set_rng(state: bytes) -> None:
         import torch
@@ -150,6 +151,15 @@ def sample_model(path: str, samples: list[Sample], args: argparse.Namespace, ver
 
     get_rng = lambda: bytes(engine.generator.get_state().numpy().tobytes())  # noqa: E731
     return run_chunks(samples, chunk, progress, sample, get_rng, set_rng)
+
+
+def reward_concurrency(args: argparse.Namespace):
+    """The recipe's `reward.score_workers` / `score_pool` / `call_timeout_s`, as training uses them."""
+    from rlvr.cli.eval_defaults import recipe_source
+    from rlvr.config import load_config
+    from rlvr.orchestrate.scoring import concurrency_of
+
+    return concurrency_of(load_config(recipe_source(args)).reward)
 
 
 def load_engine(path: str, samples: list[Sample], args: argparse.Namespace):

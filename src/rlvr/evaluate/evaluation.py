@@ -22,6 +22,7 @@ from rlvr.evaluate.disagreement import mine_disagreements, scattered_prompts, wr
 from rlvr.evaluate.groups import PromptGroup, Verify, grade_rollouts
 from rlvr.evaluate.report_page import write_report
 from rlvr.evaluate.summary import summarize
+from rlvr.rewards.concurrent import SERIAL, Concurrency
 
 if TYPE_CHECKING:  # an engine means torch; scoring a samples file must not import it
     from rlvr.engines.base import Engine, SamplingParams
@@ -49,10 +50,11 @@ class EvalOutput:
 
 
 def sample_groups(engine: Engine, samples: Sequence[Sample], n: int, params: SamplingParams,
-                  verify: Verify, extract: tuple[str, ...]) -> list[PromptGroup]:
-    """Sample n completions of each prompt with `engine` and grade them: P prompts → P groups."""
+                  verify: Verify, extract: tuple[str, ...], how: Concurrency = SERIAL) -> list[PromptGroup]:
+    """Sample n completions of each prompt with `engine` and grade them (`how.workers` reward
+    calls at once): P prompts → P groups."""
     rollouts = engine.generate([s.prompt for s in samples], n, params)
-    return grade_rollouts(samples, rollouts, verify, extract)
+    return grade_rollouts(samples, rollouts, verify, extract, how)
 
 
 def write_evaluation(out: Path, groups: Sequence[PromptGroup], ks: Sequence[int], settings: dict, *,

@@ -12,8 +12,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rlvr.evaluate.vote import answer_key
-from rlvr.errors import RewardError
-from rlvr.rewards.calling import call_reward_checked, score_of
+from rlvr.rewards.calling import score_of
+from rlvr.rewards.concurrent import SERIAL, Concurrency, call_all_checked
 from rlvr.rewards.math_verifier import extract_answer
 from rlvr.types import Rollout, Sample
 
@@ -67,7 +67,12 @@ def grade(response: str, gold: str, verify: Verify, extract: tuple[str, ...],
     training: its prompt, and its extra columns by parameter name (rewards/calling.py)."""
     prompt, extra = (sample.prompt, sample.extra) if sample is not None else ("", None)
     where = f"sample {sample.source}" if sample is not None else ""
-    verdict = call_reward_checked(verify, response, gold, prompt, extra, where)
+    verdict, = call_all_checked(verify, [(response, gold, prompt, extra)], SERIAL, [where])
+    return graded(response, verdict, extract, mean_logprob)
+
+
+def graded(response: str, verdict: object, extract: tuple[str, ...], mean_logprob: float | None) -> Graded:
+    """A response with what its reward call returned, and its extracted answer for voting."""
     found = extract_answer(response, extract)
     answer = found[1] if found is not None else None
     return Graded(response=response, score=float(score_of(verdict)), answer=answer, key=answer_key(answer),
@@ -79,23 +84,23 @@ def mean_logprob(rollout: Rollout) -> float:
     return float(np.mean(rollout.logprobs)) if rollout.logprobs else float("-inf")
 
 
+def verdicts_of(samples: Sequence[Sample], rollouts: Sequence[Sequence[Rollout]], verify: Verify,
+                how: Concurrency = SERIAL) -> list[object]:
+    """What `verify` returned for each rollout, flattened in order (P x n), the calls
+    `how.workers` at once (`reward.score_workers`, as in training; an `async def` function is
+    awaited); a scorer that raises or exits is one RewardError naming the sample's source."""
+    pairs = [(s, r) for s, group in zip(samples, rollouts) for r in group]
+    return call_all_checked(verify, [(r.text, s.answer, s.prompt, s.extra) for s, r in pairs], how,
+                            [f"sample {s.source}" for s, _ in pairs])
+
+
 def grade_rollouts(samples: Sequence[Sample], rollouts: Sequence[Sequence[Rollout]], verify: Verify,
-                   extract: tuple[str, ...]) -> list[PromptGroup]:
-    """Engine output (P lists of n rollouts) → P graded groups; a scorer that raises is one
-    line naming the sample's source."""
+                   extract: tuple[str, ...], how: Concurrency = SERIAL) -> list[PromptGroup]:
+    """Engine output (P lists of n rollouts) → P graded groups (scored by `verdicts_of`)."""
+    verdicts = iter(verdicts_of(samples, rollouts, verify, how))
     return [PromptGroup(prompt=s.prompt, gold=s.answer, source=s.source,
-                        members=tuple(_grade_rollout(r, s, verify, extract) for r in group))
+                        members=tuple(graded(r.text, next(verdicts), extract, mean_logprob(r)) for r in group))
             for s, group in zip(samples, rollouts)]
-
-
-def _grade_rollout(rollout: Rollout, sample: Sample, verify: Verify, extract: tuple[str, ...]) -> Graded:
-    try:
-        return grade(rollout.text, sample.answer, verify, extract, mean_logprob(rollout), sample)
-    except RewardError:
-        raise
-    except Exception as e:  # user code: any failure is reported with where it happened
-        name = getattr(verify, "__name__", type(verify).__name__)
-        raise RewardError(f"{name} raised {type(e).__name__}: {e} (sample {sample.source})") from None
 
 
 def counts(groups: Sequence[PromptGroup]) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from rlvr.orchestrate.producers import PRODUCERS, Producer
 from rlvr.orchestrate.progress import ProgressDisplay
 from rlvr.orchestrate.rollouts import Produced
 from rlvr.orchestrate.run_folder import RunFolder
+from rlvr.orchestrate.scoring import concurrency_of
 from rlvr.orchestrate.source_choice import SOURCES
 from rlvr.orchestrate.step_metrics import (COMPUTE_KEYS, add_compute, policy_tokens, rollout_metrics, sample_rows,
                                           staleness_metrics)
@@ -187,7 +188,7 @@ class Loop:
             return self._episode_eval(test, samples=0)["eval/accuracy"]
         with self.producer.engine_for_eval() as engine:
             return greedy_accuracy(engine, test, self.parts.reward_fn, max_new_tokens=self.config.eval.max_new_tokens,
-                                   stop=self.parts.sampling.stop)
+                                   stop=self.parts.sampling.stop, how=concurrency_of(self.config.reward))
 
     def _episode_eval(self, test: list, samples: int) -> dict[str, float]:
         """Evaluation on episodes (orchestrate/episode_eval.py), `samples` sampled ones a task."""
@@ -207,7 +208,8 @@ class Loop:
         if e.samples:
             with self.producer.engine_for_eval():
                 metrics.update(sampled_pass_at_k(self.parts.engine, self.parts.reward_fn, self.parts.sampling.stop,
-                                                 self.parts.test_set[:e.size], e, self.config.run.seed))
+                                                 self.parts.test_set[:e.size], e, self.config.run.seed,
+                                                 concurrency_of(self.config.reward)))
         return metrics
 
     def _eval_due(self) -> bool:

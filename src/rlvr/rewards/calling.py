@@ -21,7 +21,6 @@ import inspect
 from functools import lru_cache
 from typing import Any, Callable
 
-from rlvr.errors import RewardError
 from rlvr.rewards.verdict import Verdict
 
 
@@ -85,20 +84,6 @@ def call_reward(fn: Callable[..., Any], response: str, gold: Any, prompt: str,
     if by_name(fn, prompt=True):
         return fn(response=response, gold=gold, prompt=prompt, **more)
     return fn(response, gold, prompt=prompt, **more)
-
-
-def call_reward_checked(fn: Callable[..., Any], response: str, gold: Any, prompt: str,
-                        extra: dict[str, Any] | None = None, where: str = "") -> Any:
-    """`call_reward` for callers without an error policy of their own (evaluation): whatever
-    the function raises, SystemExit included, becomes one RewardError naming the function and
-    `where` (the sample), never a traceback and never an exit with status 0."""
-    try:
-        return call_reward(fn, response, gold, prompt, extra)
-    except RewardError:
-        raise
-    except (Exception, SystemExit) as e:
-        raise RewardError(f"reward function {function_name(fn)} raised {describe_error(e)}"
-                          + (f" ({where})" if where else "")) from None
 
 
 def function_name(fn: Callable[..., Any]) -> str:

@@ -35,8 +35,8 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPool
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from rlvr.errors import ConfigError
-from rlvr.rewards.calling import call_reward
+from rlvr.errors import ConfigError, RewardError
+from rlvr.rewards.calling import call_reward, describe_error, function_name
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 
 Call = tuple[str, Any, str, "dict | None"]  # (response, gold, prompt, extra)
@@ -76,6 +76,21 @@ def call_all(fn: Callable, calls: list[Call], how: Concurrency, on_done: Callabl
                 break
         return outcomes
     return _on_pool(fn, calls, how, on_done, stop_at_error)
+
+
+def call_all_checked(fn: Callable, calls: list[Call], how: Concurrency, wheres: list[str]) -> list[Any]:
+    """`call_all` for callers without an error policy of their own (evaluation): the outputs in
+    order, or, at the first call that failed, SystemExit included, one RewardError naming the
+    function and `wheres[i]` (its sample): never a traceback, never an exit with status 0. A
+    RewardError of the function's own (a gold it rejects) passes through as it is."""
+    outcomes = call_all(fn, calls, how, stop_at_error=True)
+    for (_, error), where in zip(outcomes, wheres):
+        if isinstance(error, RewardError):
+            raise error
+        if error is not None:
+            raise RewardError(f"reward function {function_name(fn)} raised {describe_error(error)}"
+                              + (f" ({where})" if where else "")) from None
+    return [out for out, _ in outcomes]
 
 
 def _up_to_error(outcomes: list[Outcome]) -> list[Outcome]:
