@@ -91,3 +91,14 @@ def test_a_recipe_error_names_the_key(tmp_path, rows):
         load_sft_config(None, [f"data.train_path={rows}", "data.pack=true"])
     with pytest.raises(ConfigError, match=r"data.*train_path"):
         load_sft_config(None, [])
+
+
+def test_the_last_steps_test_loss_is_computed_once_and_is_the_results(tmp_path, bpe_models, rows, monkeypatch):
+    from rlvr.orchestrate.sft_run import SFTLoop
+
+    real, calls = SFTLoop.test_loss, []
+    monkeypatch.setattr(SFTLoop, "test_loss", lambda self: calls.append(self.step) or real(self))
+    result = sft(config(tmp_path, bpe_models["qwen2"], rows, "once", f"data.test_path={rows}", "eval.every=3"))
+    assert calls == [3, 6]  # before: [3, 6, 6], the final loss again after step 6's evaluation
+    last = json.loads(result.folder.metrics.read_text().splitlines()[-1])
+    assert result.test_loss == last["sft/test_loss"]

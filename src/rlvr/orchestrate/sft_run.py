@@ -169,7 +169,7 @@ def open_folder(config: SFTConfig, resume_dir: Path | None) -> tuple[RunFolder, 
 def run_steps(loop: SFTLoop, on_step=None) -> SFTResult:
     config, start = loop.config, time.perf_counter()
     schedule = CheckpointSchedule(config.checkpoint.every, config.checkpoint.every_minutes * 60 or None, loop.step)
-    first = loop.step == 0
+    first, evaluated = loop.step == 0, (None, None)  # (step, test loss) of the last evaluation
     with stop_after_the_step(loop, config.run.sigterm_grace_s):  # Ctrl-C and SIGTERM, as `rlvr train`
         try:
             while loop.step < config.train.steps and not loop.stop_requested:
@@ -177,7 +177,8 @@ def run_steps(loop: SFTLoop, on_step=None) -> SFTResult:
                 if first:
                     metrics, first = {**metrics, **counts_metrics(loop.counts)}, False
                 if config.eval.every and loop.step % config.eval.every == 0 and loop.test:
-                    metrics["sft/test_loss"] = loop.test_loss()
+                    evaluated = (loop.step, loop.test_loss())
+                    metrics["sft/test_loss"] = evaluated[1]
                 loop.folder.append_metrics(metrics)
                 if on_step is not None:
                     on_step(loop.step, metrics)
@@ -191,7 +192,8 @@ def run_steps(loop: SFTLoop, on_step=None) -> SFTResult:
     loop.save()
     if loop.stop_requested:
         raise RunInterrupted(f"stopped after step {loop.step}; resume with `rlvr sft --resume {loop.folder.path}`")
-    return SFTResult(loop.folder, loop.step, time.perf_counter() - start, loop.counts, loop.test_loss())
+    test_loss = evaluated[1] if evaluated[0] == loop.step else loop.test_loss()  # the last step's, once
+    return SFTResult(loop.folder, loop.step, time.perf_counter() - start, loop.counts, test_loss)
 
 
 def load_sft_config(recipe: str | Path | None, overrides: list[str] = ()) -> SFTConfig:
