@@ -9,6 +9,11 @@ training time, and the reward "the completion starts with the right sum" (a func
 file, passed as reward.function). Each mode trains the same number of steps from the same
 seed; the table gives wall-clock seconds per step and the reward of the last steps, as ratios
 against sync measured in the same run. Writes `table.md`, `results.json` and `async.png`.
+
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/async_pipeline.py --exact-cost [--repeats 3]
+
+measures only what `orchestrate.exact = true` costs: each async setting run plain and exact,
+alternated, and the median of the exact / plain s/step ratios (writes `exact_cost.md`).
 """
 
 from __future__ import annotations
@@ -30,21 +35,23 @@ def starts_with_sum(response: str, gold: str) -> float:
     return float(response.lstrip().startswith(gold))
 
 
-def run_mode(mode: str, k: int, args, out_root: Path, inflight: bool = False) -> dict:
+def run_mode(mode: str, k: int, args, out_root: Path, inflight: bool = False, exact: bool = False) -> dict:
     from rlvr.config import load_config
     from rlvr.orchestrate import train
 
-    overrides = [f"run.output_dir={out_root}", f"run.name={mode}-k{k}-{inflight}", f"train.steps={args.steps}",
+    overrides = [f"run.output_dir={out_root}", f"run.name={mode}-k{k}-{inflight}-{exact}-{time.monotonic_ns()}", f"train.steps={args.steps}",
                  f"sampling.min_new_tokens={args.min_new_tokens}", f"sampling.prompts_per_step={args.prompts}", f"sampling.max_new_tokens={args.min_new_tokens}",
                  "reward.function=async_pipeline:starts_with_sum", "eval.size=0", "log.progress=none",
                  "train.time_limit_s=100000", "checkpoint.every=100000", "checkpoint.every_minutes=0", f"orchestrate.mode={mode}",
                  f"orchestrate.max_staleness={k}", f"orchestrate.inflight_updates={str(inflight).lower()}"]
+    if mode == "async":
+        overrides.append(f"orchestrate.exact={str(exact).lower()}")
     start = time.perf_counter()
     result = train(load_config(REPO / "recipes" / "demo.toml", overrides))
     wall = time.perf_counter() - start
     rows = result.folder.read_metrics()
     tail = rows[-max(1, len(rows) // 4):]
-    return {"mode": mode, "k": k, "inflight": inflight, "wall_s": wall, "s_per_step": wall / len(rows),
+    return {"mode": mode, "k": k, "inflight": inflight, "exact": exact, "wall_s": wall, "s_per_step": wall / len(rows),
             "generate_s": statistics.median(r["time/generate_s"] for r in rows),
             "train_s": statistics.median(r["time/train_forward_s"] + r["time/backward_s"] + r["time/optimizer_s"] for r in rows),
             "reward_last_quarter": statistics.fmean(r["reward/mean"] for r in tail),
@@ -95,6 +102,25 @@ def plot(results: list[dict], out: Path) -> None:
     fig.savefig(out, dpi=100)
 
 
+def exact_cost(args, out_root: Path) -> str:
+    """orchestrate.exact's cost: s/step of exact over plain async for each k (and k with
+    in-flight updates), the two alternated `--repeats` times in this run; the median ratio."""
+    lines = ["| async | plain s/step | exact s/step | exact / plain (median of repeats) |", "|---|---|---|---|"]
+    configs = [(int(k), False) for k in args.ks.split(",") if k] + [(int(k), True) for k in args.inflight_ks.split(",") if k]
+    for k, inflight in configs:
+        ratios, plain, exact = [], [], []
+        for _ in range(args.repeats):
+            a = run_mode("async", k, args, out_root, inflight, exact=False)["s_per_step"]
+            b = run_mode("async", k, args, out_root, inflight, exact=True)["s_per_step"]
+            plain.append(a)
+            exact.append(b)
+            ratios.append(b / a)
+        lines.append(f"| k={k}{' in-flight' if inflight else ''} | {statistics.median(plain):.3f} | "
+                     f"{statistics.median(exact):.3f} | {statistics.median(ratios):.3f} "
+                     f"({', '.join(f'{r:.3f}' for r in ratios)}) |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=40)
@@ -103,10 +129,19 @@ def main() -> None:
     ap.add_argument("--ks", default="1,2,4,8")
     ap.add_argument("--inflight-ks", default="1,2", help="async runs with in-flight weight updates")
     ap.add_argument("--out", type=Path, default=REPO / "docs" / "async")
+    ap.add_argument("--exact-cost", action="store_true", help="only orchestrate.exact's cost (exact_cost)")
+    ap.add_argument("--repeats", type=int, default=3, help="--exact-cost: alternations per setting")
     args = ap.parse_args()
     import torch
 
     torch.set_num_threads(2)
+    if args.exact_cost:
+        with tempfile.TemporaryDirectory() as tmp:
+            text = exact_cost(args, Path(tmp))
+        print(text)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "exact_cost.md").write_text(text)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         results = [run_mode("sync", 0, args, Path(tmp))]

@@ -68,6 +68,8 @@ CASES = {
     "min_above_max_tokens": (["sampling.min_new_tokens=9"], "sampling.min_new_tokens is above"),
     "staleness_in_sync": (["orchestrate.max_staleness=1"], "orchestrate.max_staleness > 0 needs orchestrate.mode"),
     "workers_without_ray": (["orchestrate.rollout_workers=2"], "orchestrate.rollout_workers > 1 needs"),
+    "inflight_at_unread": (["orchestrate.inflight_at=0.25", 'orchestrate.mode="async"', "orchestrate.exact=true"],
+                           "orchestrate.inflight_at is only read by an exact async run with in-flight updates"),
     "inflight_in_sync": (["orchestrate.inflight_updates=true"], "orchestrate.inflight_updates needs orchestrate.mode"),
     "inflight_on_ray": (["orchestrate.inflight_updates=true", 'orchestrate.mode="async"', 'orchestrate.backend="ray"'],
                         "inflight_updates is built for the in-process engine only"),

@@ -50,6 +50,7 @@ READ_WHERE_USED: dict[str, tuple[str, ...]] = {
     "log.wandb_project": ("orchestrate/wandb_log.py",), "log.wandb_mode": ("orchestrate/wandb_log.py",),
     "checkpoint.every": (_LOOP,), "checkpoint.every_minutes": (_LOOP,), "checkpoint.keep": (_LOOP,),
     "orchestrate.max_staleness": (_LOOP,), "orchestrate.inflight_updates": (_LOOP,),
+    "orchestrate.exact": (_LOOP,), "orchestrate.inflight_at": (_LOOP,),
     "orchestrate.backend": (_ENGINES,), "orchestrate.ray_address": (_ENGINES,), "orchestrate.rollout_workers": (_ENGINES,),
     "reward.verifier": (_SCORING, "orchestrate/model_rewards.py"), "reward.function": (_SCORING,),
     "reward.on_error": (_ROLL, "orchestrate/env_choice.py"), "reward.rubric": ("orchestrate/model_rewards.py",),
@@ -189,6 +190,9 @@ NON_DEFAULT: dict[str, tuple[list[str], str, str]] = {
     "orchestrate.max_staleness": (["orchestrate.mode='async'"], "0", "1"),
     "orchestrate.rollout_workers": (["orchestrate.backend='ray'"], "1", "2"),
     "orchestrate.inflight_updates": (["orchestrate.mode='async'", "orchestrate.max_staleness=1"], "false", "true"),
+    "orchestrate.exact": (["orchestrate.mode='async'", "orchestrate.max_staleness=1"], "false", "true"),
+    "orchestrate.inflight_at": (["orchestrate.mode='async'", "orchestrate.max_staleness=1", "orchestrate.exact=true",
+                                 "orchestrate.inflight_updates=true"], "0.5", "0.25"),
 }
 
 

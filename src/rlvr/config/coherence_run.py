@@ -140,6 +140,9 @@ def run_incoherences(c: Config) -> Iterator[str]:
     if o.inflight_updates and c.model.engine != "hf":
         yield (f"orchestrate.inflight_updates needs model.engine = 'hf' (the {c.model.engine!r} engine cannot "
                "take weights mid-generation)")
+    if o.inflight_at != 0.5 and not (o.mode == "async" and o.exact and o.inflight_updates):
+        yield ("orchestrate.inflight_at is only read by an exact async run with in-flight updates "
+               "(orchestrate.mode = 'async', orchestrate.exact = true, orchestrate.inflight_updates = true)")
     yield from vllm_incoherences(c)
     yield from fsdp_incoherences(c)
     yield from schedule_incoherences(c)

@@ -309,6 +309,15 @@ class OrchestrateSection(Section):
     # PipelineRL: new weights reach the engine between decode steps of a running generation;
     # each token records the policy version that produced it.
     inflight_updates: bool = False
+    # async: a fixed schedule (batch i sampled by the weights of step max(0, i - k), an in-flight
+    # update at a fixed decode forward) and checkpoints that keep the batches made but not yet
+    # trained, so a run, run again or killed and resumed, gives the same numbers; false: each
+    # batch takes the newest weights when it starts (and in flight as they arrive), which depends
+    # on timing (orchestrate/exact_async.py, docs/scaling.md). Sync runs are always exact.
+    exact: bool = False
+    # exact async with in-flight updates: a batch's update lands before decode forward
+    # ceil(inflight_at * sampling.max_new_tokens), counted across the batch's chunks and refills
+    inflight_at: float = Field(0.5, gt=0, le=1)
 
 
 class Config(Section):

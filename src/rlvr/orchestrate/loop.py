@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from rlvr.evaluate import greedy_accuracy
 from rlvr.evaluate.sampled import sampled_pass_at_k
+from rlvr.orchestrate.exact_async import ExactAsyncProducer, inflight_forward
 from rlvr.orchestrate.episode_eval import EpisodeEvaluator, run_eval_metrics
 from rlvr.orchestrate.forecast import forecast_metrics
 from rlvr.orchestrate.learner import Learned, Learner
@@ -47,8 +48,11 @@ def make_producer(plan: RunPlan, parts: Parts, watchdog: Watchdog) -> Producer:
     c = plan.config
     o = c.orchestrate
     source = SOURCES[plan.source](c, parts, watchdog)
-    return PRODUCERS[plan.producer](source, parts.engine, watchdog, max_staleness=o.max_staleness,
-                                    inflight_updates=o.inflight_updates, steps=c.train.steps)
+    options = dict(max_staleness=o.max_staleness, inflight_updates=o.inflight_updates, steps=c.train.steps)
+    if plan.producer == "async" and o.exact:  # the fixed schedule (orchestrate/exact_async.py)
+        forward = inflight_forward(o.inflight_at, c.sampling.max_new_tokens)
+        return ExactAsyncProducer(source, parts.engine, watchdog, inflight_forward=forward, **options)
+    return PRODUCERS[plan.producer](source, parts.engine, watchdog, **options)
 
 
 class Loop:
@@ -86,7 +90,7 @@ class Loop:
                 board.close()
 
     def _run(self, display: ProgressDisplay, board: TensorBoardLog | None) -> None:
-        self.producer.start(self.state.step)
+        self.producer.start(self.state.step, self.learner.engine_weights)
         try:
             while self._should_go_on(display):
                 metrics = self.train_step()
@@ -257,7 +261,7 @@ class Loop:
             return 0
         saved, s = load_state(checkpoint, self.config.run.seed), self.state
         self.learner.load_state_dict(saved)
-        self.producer.source.load_state(saved, checkpoint)
+        self.producer.load_state(saved, checkpoint)
         s.step, s.elapsed = saved["step"], saved["elapsed"]
         s.best = max(saved.get("best", s.best), self._best_on_disk())
         s.compute.update(saved.get("compute", {}))

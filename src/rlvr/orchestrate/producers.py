@@ -20,7 +20,7 @@ import threading
 import time
 from collections import deque
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 from rlvr import names
 from rlvr.engines import Engine
@@ -35,8 +35,13 @@ class Producer(abc.ABC):
                  inflight_updates: bool = False, steps: int):
         self.source, self.engine, self.watchdog, self.steps = source, engine, watchdog, steps
 
-    def start(self, step: int) -> None:
-        """The engine holds the weights of `step` (the run starts or resumes there)."""
+    def start(self, step: int, weights: "Callable[[], dict] | None" = None) -> None:
+        """The engine holds the weights of `step` (the run starts or resumes there); `weights`
+        gives the trainer's copy of them, for a producer that keeps past versions."""
+
+    def load_state(self, state: dict, checkpoint) -> None:
+        """Restore what `next_state` saved (a resume)."""
+        self.source.load_state(state, checkpoint)
 
     @abc.abstractmethod
     def next(self, step: int) -> Produced:
@@ -110,9 +115,10 @@ class AsyncProducer(Producer):
             if between_turns is not None:
                 between_turns(self._load_new_weights)  # and between an episode's turns
 
-    def start(self, step: int) -> None:
+    def start(self, step: int, weights: Callable[[], dict] | None = None) -> None:
         self.pushed_version = step
-        self.thread = threading.Thread(target=self._produce_forever, args=(step,), daemon=True, name="rlvr-producer")
+        first = step + len(self.ready)  # batches restored by load_state are not drawn again
+        self.thread = threading.Thread(target=self._produce_forever, args=(first,), daemon=True, name="rlvr-producer")
         self.thread.start()
 
     def next(self, step: int) -> Produced:
@@ -176,7 +182,7 @@ class AsyncProducer(Producer):
                     with self.cond:
                         self.pending_states.append(self.source.state())
                     with self.watchdog.stage("sync", i + 1):  # batch i is trained at step i + 1
-                        self._load_new_weights()
+                        self._weights_for(i)
                     produced = self.source.draw(i + 1)
                 with self.cond:
                     self.ready.append(produced)
@@ -186,6 +192,10 @@ class AsyncProducer(Producer):
             with self.cond:
                 self.error = e
                 self.cond.notify_all()
+
+    def _weights_for(self, i: int) -> None:
+        """Before batch i: the newest weights handed over, whichever they are."""
+        self._load_new_weights()
 
     def _admit(self, i: int) -> bool:
         """Wait until batch i may start (the weights of step i - k exist); False: stop."""
