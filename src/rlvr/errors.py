@@ -32,3 +32,8 @@ class EnvContractError(RlvrError):
     """An environment broke the `Env` contract (rlvr.envs.contract): `reset` returned something
     other than a string, or `step` something other than a `StepResult`. A bug in the
     environment's code, so the run stops with one line naming the class and the method."""
+
+
+class EnvFaultRateError(RlvrError):
+    """Too many of a step's episodes ended by environment faults (a remote server down, slow or
+    malformed: rlvr.envs.fault_rate): over env.max_failure_rate the run stops with one line."""

@@ -203,6 +203,8 @@ ENV_KIND = Registry("env.kind", {
     "custom": "your own Env: env.factory = 'package.module:ClassOrFunction', called with [env.options] once per episode",
     "repo": "fix a bug in a repository with file/edit/run tools in the sandbox; hidden tests and a gated patch comparator score it",
     "world": "a generated tool world (env.world: ledger, files, calendar): reward = the goal on the true state",
+    "openenv": "an OpenEnv environment server (env.url; extra `openenv`), one WebSocket session per episode",
+    "emulated": "a language model given the environment's spec plays the environment (env.spec; flagged env/emulated)",
 })
 # The env kinds whose rows are single-turn generations (RolloutSource's code): they evaluate with
 # the single-turn evaluation (greedy accuracy, pass@k), the others by playing episodes.

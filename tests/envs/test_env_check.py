@@ -7,6 +7,7 @@ import importlib.util
 import json
 import sqlite3
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,32 @@ def kv_case(tmp: Path) -> tuple[str, list[str]]:
     return str(REPO / "docs/examples/kv_env.toml"), [f'task.train_path="{rows}"', f'task.test_path="{rows}"']
 
 
-def shipped_case(kind: str, tmp: Path) -> tuple[str, list[str]]:
+def openenv_case(serve) -> tuple[str, list[str]]:
+    if importlib.util.find_spec("openenv") is None:
+        pytest.skip("openenv-core (extra openenv) is not installed")
+    from rlvr.envs.guess_number import GuessNumberEnv
+    from rlvr.envs.openenv_server import openenv_app
+
+    return "env_guess_number", ['env.kind="openenv"', f'env.url="{serve(openenv_app(lambda: GuessNumberEnv(1, 20)))}"']
+
+
+def emulated_case(serve) -> tuple[str, list[str]]:
+    from fake_emulator import emulator_app
+
+    return "env_guess_number", ['env.kind="emulated"', 'env.spec="guess the number"',
+                                f'env.url="{serve(emulator_app())}/v1"']
+
+
+@pytest.fixture(scope="module")
+def serve():
+    """serve(app) -> its URL, for the rest of the module (the remote kinds' servers)."""
+    from openenv_servers import threaded
+
+    with ExitStack() as stack:
+        yield lambda app: stack.enter_context(threaded(app))
+
+
+def shipped_case(kind: str, tmp: Path, serve=None) -> tuple[str, list[str]]:
     """A recipe (and overrides) that plays env.kind `kind`; every kind must have one."""
     if kind == "python_tool" and (why := bwrap_unavailable()) is not None:
         pytest.skip(f"bubblewrap cannot sandbox here: {why}")
@@ -60,12 +86,14 @@ def shipped_case(kind: str, tmp: Path) -> tuple[str, list[str]]:
                                       "task.train_size=2", "task.test_size=2"]),
             "world": lambda: ("demo", ['env.kind="world"', 'env.world="ledger"', 'model.path="models/tiny-env"',
                                        "env.max_total_tokens=256", "env.distractors=2", "env.noise=0.3"]),
+            "openenv": lambda: openenv_case(serve),
+            "emulated": lambda: emulated_case(serve),
             }[kind]()
 
 
 @pytest.mark.parametrize("kind", [k for k in names.ENV_KIND.names if k != "none"])
-def test_every_shipped_environment_passes_the_check(kind, tmp_path):
-    recipe, overrides = shipped_case(kind, tmp_path)
+def test_every_shipped_environment_passes_the_check(kind, tmp_path, serve):
+    recipe, overrides = shipped_case(kind, tmp_path, serve)
     under = load_env(recipe, overrides, n_tasks=8)
     try:
         e = under.config.env

@@ -1,5 +1,7 @@
 """`rlvr env check RECIPE_OR_ENV [--against OTHER]`: the fidelity checks of rlvr.envs.check on
-a recipe's environment or a "package.module:Class"; exit status 1 when a check fails."""
+a recipe's environment or a "package.module:Class"; exit status 1 when a check fails.
+`rlvr env serve-openenv RECIPE_OR_ENV --port N`: that environment as an OpenEnv server
+(rlvr.envs.openenv_server; docs/env-openenv.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,39 @@ def add_env_parser(sub) -> None:
     ck.add_argument("--turns", type=int, default=None, help="actions a trace (default: env.max_turns)")
     ck.add_argument("--seed", type=int, default=0)
     ck.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    ck.add_argument("--against-set", dest="against_overrides", action="append", default=[],
+                    metavar="SECTION.KEY=VALUE", help="overrides of the --against side only, after --set "
+                    "(e.g. env.kind=\"emulated\": the same recipe played by an emulator)")
     ck.add_argument("--json", type=Path, help="write the report here")
+    sv = actions.add_parser("serve-openenv", help="serve an environment as an OpenEnv server (extra openenv)")
+    sv.add_argument("target", help="a recipe (name or file) with [env], or package.module:Class")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--max-sessions", type=int, default=64, help="episodes played at once (default 64)")
+    sv.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE")
+
+
+def run_env(args: argparse.Namespace) -> int:
+    return {"check": run_env_check, "serve-openenv": run_serve_openenv}[args.env_action](args)
+
+
+def run_serve_openenv(args: argparse.Namespace) -> int:
+    from rlvr.envs.openenv_env import generic_client_class
+    from rlvr.orchestrate.env_check_run import load_env
+
+    generic_client_class()  # the extra's one-line error before anything loads
+    import uvicorn
+
+    from rlvr.envs.openenv_server import openenv_app
+
+    under = load_env(args.target, args.overrides, n_tasks=1)
+    print(f"rlvr env serve-openenv {args.target}: OpenEnv server on http://{args.host}:{args.port}", flush=True)
+    try:
+        uvicorn.run(openenv_app(under.make_env, args.max_sessions), host=args.host, port=args.port,
+                    log_level="warning")
+    finally:
+        under.spec.close()
+    return 0
 
 
 def run_env_check(args: argparse.Namespace) -> int:
@@ -35,7 +69,7 @@ def run_env_check(args: argparse.Namespace) -> int:
         out = {"target": args.target, "passed": report.passed, **vars(report)}
         print_report(args.target, report)
         if args.against:
-            other = load_env(args.against, args.overrides)
+            other = load_env(args.against, [*args.overrides, *args.against_overrides])
             fid = parity(under.make_env, other.make_env, traces)
             out["parity"] = {"against": args.against, **vars(fid)}
             mismatch = f"; first mismatch {fid.first_mismatch}" if fid.first_mismatch else ""

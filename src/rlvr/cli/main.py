@@ -98,7 +98,7 @@ def _dispatch(args) -> int:
                 "serve": serve_command.run_serve, "report": report_command.run_report,
                 "eval-judge": eval_judge_command.run_eval_judge, "export": export_command.run_export,
                 "sft": sft_command.run_sft, "spec": spec_command.run_spec,
-                "env": env_command.run_env_check}[args.command](args)
+                "env": env_command.run_env}[args.command](args)
     except RlvrError as e:
         print(f"rlvr: error: {e}", file=sys.stderr)
         return 2

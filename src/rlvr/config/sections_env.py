@@ -17,6 +17,7 @@ from pydantic import Discriminator, Field, Tag
 from rlvr import names
 from rlvr.config.episode_section import EpisodeSection
 from rlvr.config.section import Section
+from rlvr.config.sections_remote_env import EmulatedEnvSection, OpenEnvSection
 from rlvr.config.sections_repo import RepoEnv
 
 
@@ -112,7 +113,7 @@ class WorldEnvSection(EpisodeSection):
 ENV_SECTIONS: dict[str, type[Section]] = names.ENV_KIND.bind({
     "none": NoEnv, "guess_number": GuessNumberEnv, "python_tool": PythonToolEnv, "sql": SqlEnv,
     "single_turn": SingleTurnEnv, "textarena": TextArenaEnv, "custom": CustomEnv, "repo": RepoEnv,
-    "world": WorldEnvSection,
+    "world": WorldEnvSection, "openenv": OpenEnvSection, "emulated": EmulatedEnvSection,
 }, table="ENV_SECTIONS")
 
 

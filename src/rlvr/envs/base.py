@@ -28,6 +28,17 @@ STOP_ENV_ERROR = "env_error"
 RUNNER_STOP_REASONS = (STOP_MAX_TURNS, STOP_MAX_TOKENS, STOP_MAX_TOOL_CALLS, STOP_WALL_TIME, STOP_ENV_ERROR)
 
 
+class EnvFault(Exception):
+    """The environment's infrastructure failed, not the policy: a remote server down, slow or
+    answering garbage (rlvr.envs.openenv_env, rlvr.envs.emulated). Raised from `reset` or
+    `step`, it ends only that episode, with `stop_reason` (e.g. "openenv_timeout"); the runner
+    counts it in `faults/<stop_reason>` and the episode is not trained on (rlvr.envs.scored)."""
+
+    def __init__(self, stop_reason: str, message: str):
+        super().__init__(message)
+        self.stop_reason = stop_reason
+
+
 @dataclass(frozen=True)
 class StepResult:
     """What the environment answers to one action.
@@ -68,6 +79,10 @@ class Env(abc.ABC):
         `tools=` (rlvr.envs.render); None: no tools (the default). Read once per run, from
         one instance, so every episode of a run must offer the same tools."""
         return None
+
+    def close(self) -> None:
+        """Release what the episode holds (a remote session); the runner calls it once each
+        episode has ended, whatever ended it. Must return promptly. Nothing by default."""
 
     def report(self) -> dict:
         """Plain JSON data an evaluation keeps with the finished episode's record, beyond its

@@ -68,6 +68,7 @@ class Episode:
     metrics: Counter = field(default_factory=Counter)
     stop_reason: str | None = None
     error: str | None = None  # "ExcType: message" when the environment raised
+    fault: bool = False  # ended by an EnvFault (its infrastructure failed): not trained on
 
     @property
     def reward(self) -> float:
@@ -78,7 +79,7 @@ class Episode:
     def success(self) -> bool:
         """The environment ended the episode itself (not a runner limit) with a terminal
         reward of at least 1: solved, or answered right."""
-        return (self.stop_reason is not None and self.stop_reason not in b.RUNNER_STOP_REASONS
+        return (self.stop_reason is not None and self.stop_reason not in b.RUNNER_STOP_REASONS and not self.fault
                 and bool(self.step_rewards) and self.step_rewards[-1] >= 1.0)
 
     def elapsed(self) -> float:
@@ -119,6 +120,9 @@ class EpisodeRunner:
             self._wait(ep, fut, lambda first, ep=ep: self._begin(ep, first))
         while live := [ep for ep in episodes if ep.stop_reason is None]:
             self.turn(live)
+        for ep in episodes:
+            if ep.env is not None:
+                ep.env.close()
         return episodes
 
     def turn(self, live: list[Episode]) -> None:
@@ -153,6 +157,12 @@ class EpisodeRunner:
             result = fut.result(timeout=max(0.0, self.limits.wall_s - ep.elapsed()))
         except FutureTimeout:
             ep.stop_reason = b.STOP_WALL_TIME
+            return
+        except b.EnvFault as e:  # the environment's server failed: this episode ends with its own reason
+            ep.stop_reason, ep.error, ep.fault = e.stop_reason, f"{type(e).__name__}: {e}", True
+            ep.metrics[f"faults/{e.stop_reason}"] += 1
+            log.warning("environment fault on %s (seed %d): %s", ep.sample.source or ep.sample.prompt[:40],
+                        ep.seed, ep.error)
             return
         except Exception as e:  # the environment's own failure, whatever it is
             ep.stop_reason, ep.error = b.STOP_ENV_ERROR, f"{type(e).__name__}: {e}"

@@ -14,7 +14,8 @@ default) trains on the terminal reward alone; per-turn credit is rlvr.envs.credi
 An episode that ended at a runner limit carries its stop reason as a flag; one whose
 environment failed to start (no trajectory), or whose first observation left no room for a
 policy token (no completion), cannot become a row and is left out of its group, counted in
-`env/dropped`.
+`env/dropped`; so is one ended by an `EnvFault` (a remote server's failure says nothing about
+the policy, so it is not trained on as a failure).
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def episode_groups(episodes: list[Episode], group_size: int,
         members = episodes[start:start + group_size]
         if len({id(ep.sample) for ep in members}) != 1:
             raise ValueError(f"episodes {start}..{start + group_size - 1} are not all of one task")
-        kept = [episode_scored(ep, scoring) for ep in members if ep.trajectory is not None and ep.trajectory.ids]
+        kept = [episode_scored(ep, scoring) for ep in members
+                if ep.trajectory is not None and ep.trajectory.ids and not ep.fault]
         counts["env/dropped"] += len(members) - len(kept)
         if kept:
             groups.append(kept)

@@ -132,6 +132,7 @@ def replay(make_env: Callable[[], Env], trace: Trace) -> Transcript:
     run = Replay(make_env(), trace).start()
     while not run.over:
         run.advance()
+    run.env.close()  # as the runner does once an episode ended (a remote session)
     return run.record
 
 
@@ -142,4 +143,6 @@ def interleaved(make_env: Callable[[], Env], traces: list[Trace]) -> list[Transc
     while live := [r for r in runs if not r.over]:
         for r in live:
             r.advance()
+    for r in runs:
+        r.env.close()
     return [r.record for r in runs]

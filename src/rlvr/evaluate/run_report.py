@@ -75,6 +75,17 @@ def monitor_section(metrics: list[dict]) -> str:
             f"<table><tr><th>step</th><th>warnings</th><th>flagged shares</th></tr>{rows}</table>")
 
 
+def emulated_section(metrics: list[dict]) -> str:
+    """The flag of a run whose environment a model emulated (env/emulated; rlvr.envs.emulated)."""
+    steps = sum(1 for r in metrics if r.get("env/emulated"))
+    if not steps:
+        return ""
+    return (f"<p id='emulated' class='ceiling'>Emulated environment: in {steps} of {len(metrics)} steps the "
+            "observations and rewards came from a language model given the environment's spec "
+            "(env.kind = 'emulated'), not from the environment itself. Its fidelity: "
+            "<code>rlvr env check REAL --against EMULATED</code> (docs/env-openenv.md).</p>")
+
+
 def write_run_report(folder: Path, out: Path | None = None) -> Path:
     """Write the report of the run folder `folder` (to folder/report.html unless `out`)."""
     from rlvr.evaluate.report_sections import metric_sections, numeric_series
@@ -89,7 +100,7 @@ def write_run_report(folder: Path, out: Path | None = None) -> Path:
     out = out or folder / "report.html"
     page = [f"<!doctype html><html><head><meta charset='utf-8'><title>rlvr run {html.escape(folder.name)}</title>"
             f"<style>{STYLE}</style></head><body><h1>rlvr run: {html.escape(folder.name)}</h1>",
-            f"<p>{len(metrics)} steps logged, {len(samples)} samples in samples.jsonl</p>",
+            f"<p>{len(metrics)} steps logged, {len(samples)} samples in samples.jsonl</p>", emulated_section(metrics),
             headline_section(folder, numeric_series(metrics)), monitor_section(metrics), metric_sections(metrics),
             fit_section(folder), browser_section(samples),
             "</body></html>"]

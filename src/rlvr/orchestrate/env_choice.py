@@ -32,6 +32,8 @@ class EnvSpec:
     make_env: Callable[[], Env]
     tools: list[dict] | None = None  # JSON schemas, for a chat template's `tools=`
     close: Callable[[], None] = lambda: None
+    # After each step's episodes: metrics to log, or a run-stopping error (rlvr.envs.fault_rate).
+    after_batch: Callable[[list], dict[str, float]] = lambda episodes: {}
 
 
 def reward_scorer(reward_fn: RewardFn, on_error: str) -> Callable[[Sample, str], Verdict]:
@@ -116,8 +118,20 @@ def _world(config: Config, parts: ModelParts) -> EnvSpec:
     return EnvSpec(*world_env(config.env))
 
 
+def _openenv(config: Config, parts: ModelParts) -> EnvSpec:
+    from rlvr.orchestrate.remote_env_choice import openenv_spec  # openenv-core loads only when asked
+
+    return EnvSpec(**openenv_spec(config.env))
+
+
+def _emulated(config: Config, parts: ModelParts) -> EnvSpec:
+    from rlvr.orchestrate.remote_env_choice import emulated_spec
+
+    return EnvSpec(**emulated_spec(config.env))
+
+
 ENV_BUILDERS: dict[str, Callable[[Config, ModelParts], EnvSpec]] = names.ENV_KIND.bind(
     {"guess_number": _guess_number, "python_tool": _python_tool, "sql": _sql,
      "single_turn": _single_turn, "textarena": _textarena, "custom": _custom, "repo": _repo,
-     "world": _world},
+     "world": _world, "openenv": _openenv, "emulated": _emulated},
     without=("none",), table="ENV_BUILDERS")

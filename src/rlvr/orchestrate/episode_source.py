@@ -44,10 +44,12 @@ class EpisodeSource:
     def __init__(self, runner: EpisodeRunner, make_env: Callable[[], Env], sampler: PromptSampler, *,
                  prompts: int, group_size: int, seed: int, scoring: EpisodeScoring = EpisodeScoring(),
                  watchdog: Watchdog | None = None, on_close: Callable[[], None] = lambda: None,
-                 credit: Callable[[Groups], Groups] = lambda groups: groups, pool: FailurePool | None = None):
+                 credit: Callable[[Groups], Groups] = lambda groups: groups, pool: FailurePool | None = None,
+                 after_batch: Callable[[list], dict[str, float]] = lambda episodes: {}):
         self.runner, self.make_env, self.sampler, self.pool = runner, make_env, sampler, pool
         self.prompts, self.group_size, self.seed, self.scoring = prompts, group_size, seed, scoring
         self.watchdog, self.on_close, self.credit = watchdog, on_close, credit
+        self.after_batch = after_batch  # EnvSpec.after_batch: the fault-rate limit, env/emulated
 
     @classmethod
     def from_run(cls, config: Config, parts: Parts, watchdog: Watchdog) -> "EpisodeSource":
@@ -67,7 +69,8 @@ class EpisodeSource:
                    prompts=s.prompts_per_step, group_size=s.group_size, seed=config.run.seed,
                    scoring=EpisodeScoring(e.step_weight), watchdog=watchdog, on_close=spec.close,
                    credit=credit_rule(e.credit, turn_credit(config)),
-                   pool=FailurePool(e.failure_pool, e.failure_mix) if e.curriculum == "failures" else None)
+                   pool=FailurePool(e.failure_pool, e.failure_mix) if e.curriculum == "failures" else None,
+                   after_batch=spec.after_batch)
 
     def state(self) -> dict:
         out = {"sampler": self.sampler.state(), "engine_rng": self.runner.engine.generator.get_state()}
@@ -111,6 +114,7 @@ class EpisodeSource:
             counts.update({f"env/{k}": v for k, v in self.pool.metrics(step).items()})
         groups = self.credit(groups)
         counts.update(episode_metrics(episodes))
+        counts.update(self.after_batch(episodes))
         oldest = min((s.rollout.policy_version for g in groups for s in g),
                      default=self.runner.engine.policy_version)
         # Generation and environment steps interleave; the whole episode time counts as generation.

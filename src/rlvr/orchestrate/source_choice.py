@@ -20,4 +20,5 @@ SOURCES: dict[str, SourceBuilder] = names.ENV_KIND.bind({
     "none": RolloutSource, "guess_number": EpisodeSource.from_run, "python_tool": EpisodeSource.from_run,
     "sql": EpisodeSource.from_run, "single_turn": OneTurnSource, "textarena": EpisodeSource.from_run,
     "custom": EpisodeSource.from_run, "repo": EpisodeSource.from_run, "world": EpisodeSource.from_run,
+    "openenv": EpisodeSource.from_run, "emulated": EpisodeSource.from_run,
 }, table="SOURCES")
