@@ -5,11 +5,12 @@ that each side's peak RSS and time to first rollout are its own.
     .venv-vllm/bin/python benchmarks/engine_sides.py --side vllm --model 4M --lengths 64,256 --groups 8,32
 
 Per (completion length L, group size G): 8 prompts x G completions of exactly L tokens (EOS
-suppressed until L), temperature 1, the engine's log-probs kept. One untimed call first, then
-`--reps` timed calls: tokens/s is their median. Time to first rollout is from the start of
-building the engine (vLLM: starting its processes, loading, compiling) to the end of the
-first call at the first (L, G). Peak RSS is the whole process tree's (vLLM's engine core and
-worker included), sampled every 0.2 s. Prints one JSON line per (L, G).
+suppressed until L), temperature 1, the engine's log-probs kept. One untimed call at the first
+(L, G) (the warm-up), then `--reps` timed calls (`--reps-long` from L = 512, to fit the time):
+tokens/s is their median. Time to first rollout is from the start of building the engine
+(vLLM: starting its processes, loading, compiling) to the end of the warm-up call. Peak RSS
+is the whole process tree's (vLLM's engine core and worker included), sampled every 0.2 s.
+Prints one JSON line per (L, G).
 """
 
 from __future__ import annotations
@@ -74,12 +75,13 @@ def build(side: str, folder: str, context: int):
     from rlvr.engines.loading import load_model, load_tokenizer
 
     tok = load_tokenizer(folder)
-    model = load_model(folder, "float32").eval()
-    if side == "vllm":
+    if side == "vllm":  # vLLM loads the folder itself: no torch copy in this process's RSS
         from rlvr.engines.vllm_engine import VLLMSettings, build_vllm_engine
         engine = build_vllm_engine(folder, tok, seed=0, context=context,
                                    settings=VLLMSettings(dtype="float32", cpu_kv_cache_gib=2.0))
-    elif side == "hf":
+    else:
+        model = load_model(folder, "float32").eval()
+    if side == "hf":
         engine = HFEngine(model, tok, seed=0)
     if side in ("vllm", "hf"):
         def run(prompts, g, length):
@@ -104,7 +106,8 @@ def main() -> None:
     ap.add_argument("--model", choices=list(MODELS), required=True)
     ap.add_argument("--lengths", default="64,256,1024")
     ap.add_argument("--groups", default="8,32")
-    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=3, help="timed calls per (L, G) below L = 512")
+    ap.add_argument("--reps-long", type=int, default=1, help="timed calls per (L, G) from L = 512 (to fit the time)")
     args = ap.parse_args()
     import torch
 
@@ -122,14 +125,15 @@ def main() -> None:
         first = None
         for length in lengths:
             for g in groups:
-                run(prompts, g, length)  # untimed (the first one includes warm-up)
-                first = first or time.perf_counter() - t0
+                if first is None:  # one untimed call, at the first (L, G): the warm-up
+                    run(prompts, g, length)
+                    first = time.perf_counter() - t0
                 seconds, n = [], 0
-                for _ in range(args.reps):
+                for _ in range(args.reps if length < 512 else args.reps_long):
                     t = time.perf_counter()
                     n = run(prompts, g, length)
                     seconds.append(time.perf_counter() - t)
-                print(json.dumps({"side": args.side, "model": args.model, "length": length, "group": g, "tokens": n,
+                print(json.dumps({"side": args.side, "model": args.model, "length": length, "group": g, "tokens": n, "reps": len(seconds),
                                   "tokens_per_s": round(n / statistics.median(seconds), 1),
                                   "first_rollout_s": round(first, 1), "peak_rss_gib": round(rss.peak / 2**30, 2),
                                   "load": os.getloadavg()[0]}), flush=True)

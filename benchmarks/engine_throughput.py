@@ -95,16 +95,19 @@ def grid(args) -> list[dict]:
         for side in ("hf", "vllm", "generate"):
             py = args.vllm_python if side == "vllm" else sys.executable
             cmd = [py, str(Path(__file__).with_name("engine_sides.py")), "--side", side, "--model", model,
-                   "--lengths", args.lengths, "--groups", args.groups]
+                   "--lengths", args.lengths, "--groups", args.groups, "--reps", str(args.side_reps),
+                   "--reps-long", str(args.side_reps_long)]
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.side_timeout)
             got = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
             if done.returncode != 0:
                 print(f"{side} {model}: exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
             rows += got
-    print("| model | L | G | side | tokens/s | first rollout (s) | peak RSS (GiB) | load |")
-    print("|---|---|---|---|---|---|---|---|")
+            if args.out:  # after each side, so that a run cut short keeps what it measured
+                args.out.write_text(json.dumps(rows, indent=1) + "\n")
+    print("| model | L | G | side | tokens/s | reps | first rollout (s) | peak RSS (GiB) | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in sorted(rows, key=lambda r: (r["model"], r["length"], r["group"], r["side"])):
-        print(f"| {r['model']} | {r['length']} | {r['group']} | {r['side']} | {r['tokens_per_s']:.0f} | "
+        print(f"| {r['model']} | {r['length']} | {r['group']} | {r['side']} | {r['tokens_per_s']:.0f} | {r['reps']} | "
               f"{r['first_rollout_s']:.0f} | {r['peak_rss_gib']:.2f} | {r['load']:.1f} |")
     return rows
 
@@ -119,11 +122,11 @@ def main() -> None:
     ap.add_argument("--lengths", default="64,256,1024")
     ap.add_argument("--groups", default="8,32")
     ap.add_argument("--side-timeout", type=int, default=3600)
+    ap.add_argument("--side-reps", type=int, default=2, help="--grid: timed calls per (L, G) below L = 512")
+    ap.add_argument("--side-reps-long", type=int, default=1, help="--grid: timed calls per (L, G) from L = 512")
     args = ap.parse_args()
     if args.grid:
-        rows = grid(args)
-        if args.out:
-            args.out.write_text(json.dumps(rows, indent=1) + "\n")
+        grid(args)
         return
     torch.set_num_threads(os.cpu_count() or 1)
     tokenizer = build_char_tokenizer(128)

@@ -1,7 +1,11 @@
 """Make the environment model that recipes/env_guess_number.toml trains: a tiny char-level
 Qwen2 (context 256) that knows the format of guess-the-number episodes, not the skill.
 
-    python scripts/make_env_model.py [--out models/tiny-env] [--steps N] [--seed S]
+    python scripts/make_env_model.py [--out models/tiny-env] [--steps N] [--seed S] [--heads H]
+
+`--heads 2 --out models/tiny-env-h32` makes the same model with head size 32 (64 / 2), which
+vLLM's CPU attention runs (it refuses tiny-env's 16: rlvr.engines.vllm_engine.CPU_HEAD_SIZES);
+the vLLM engine's environment runs use it.
 
 Supervised fine-tuning on episodes played by a random policy against the real environment
 (rlvr.envs.guess_number, rendered by rlvr.envs.PlainRenderer: the tokens a run will see):
@@ -51,12 +55,15 @@ def episode(renderer: PlainRenderer, rng: random.Random) -> tuple[list[int], lis
 
 
 def main() -> None:
-    args = sft_parser(__doc__, out="models/tiny-env", steps=150).parse_args()
+    ap = sft_parser(__doc__, out="models/tiny-env", steps=150)
+    ap.add_argument("--heads", type=int, default=4, help="attention heads; head size = 64 / heads")
+    args = ap.parse_args()
     torch.set_num_threads(2)
     start, rng = time.time(), random.Random(args.seed)
     tokenizer = build_char_tokenizer()
     renderer = PlainRenderer(tokenizer)
-    model = tiny_qwen2(hidden_size=64, intermediate_size=256, num_layers=2, num_heads=4, num_kv_heads=2,
+    model = tiny_qwen2(hidden_size=64, intermediate_size=256, num_layers=2, num_heads=args.heads,
+                       num_kv_heads=min(2, args.heads),
                        max_positions=256, seed=args.seed)
     loss = fine_tune(model, lambda: [episode(renderer, rng) for _ in range(args.batch)], steps=args.steps,
                      lr=args.lr, pad=tokenizer.pad_token_id, log_every=25)
@@ -64,7 +71,7 @@ def main() -> None:
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
     write_card(out, model, args, start, loss,
-               data=f"random-policy guess-the-number episodes, ranges {RANGES}, up to {TURNS} turns")
+               heads=args.heads, data=f"random-policy guess-the-number episodes, ranges {RANGES}, up to {TURNS} turns")
 
 
 if __name__ == "__main__":

@@ -76,7 +76,9 @@ CASES = {
     "inflight_on_vllm": (["orchestrate.inflight_updates=true", 'orchestrate.mode="async"', 'model.engine="vllm"'],
                          "orchestrate.inflight_updates needs model.engine = 'hf'"),
     "vllm_on_ray": (['model.engine="vllm"', 'orchestrate.backend="ray"'], "(Ray workers with vLLM) is not built"),
-    "vllm_with_lora": (['model.engine="vllm"', "model.lora_rank=8"], "model.engine = 'vllm' with model.lora_rank > 0"),
+    "vllm_lora_rank": (['model.engine="vllm"', "model.lora_rank=600"], "600: 512 is the largest rank vLLM's LoRA"),
+    "vllm_lora_target": (['model.engine="vllm"', "model.lora_rank=8", 'model.lora_targets=["embed_tokens"]'],
+                         "vLLM's LoRA does not take ['embed_tokens']"),
     "vllm_top_p_uncorrected": (['model.engine="vllm"', "sampling.top_p=0.9"], "set algo.mismatch = 'token_tis'"),
     "vllm_top_k_uncorrected": (['model.engine="vllm"', "sampling.top_k=20"], "(top_k = 20) reports log-probs"),
     "replay_on_vllm": (['algo.sampling_mask="replay"', 'model.engine="vllm"', "sampling.top_p=0.9",
@@ -146,7 +148,7 @@ def test_neighbours_of_the_refused_cases_load():
 
 @pytest.mark.parametrize("overrides, keys", [
     (["train.fsdp=true", 'orchestrate.mode="async"'], ["train.fsdp", "orchestrate.mode"]),
-    (['model.engine="vllm"', "model.lora_rank=8"], ["model.engine", "model.lora_rank"]),
+    (['model.engine="vllm"', "model.lora_rank=600"], ["model.engine", "model.lora_rank"]),
     ([*GAE, 'algo.ratio_level="sequence"'], ["algo.ratio_level", "algo.advantage"]),
     (['task.kind="humaneval"', 'reward.verifier="code"'], ["task.kind"]),
     (['algo.surrogate="cispo"', 'algo.ratio_level="sequence"'], ["algo.surrogate", "algo.ratio_level"]),

@@ -16,7 +16,7 @@ TEST_SETTINGS = VLLMSettings(dtype="float32", cpu_kv_cache_gib=0.25, gpu_memory_
                              compile=False)
 
 
-def start_vllm(folder: Path, tok, context: int, weight_keys=None):
+def start_vllm(folder: Path, tok, context: int, weight_keys=None, lora=None):
     """A VLLMEngine on `folder` with TEST_SETTINGS; skips the test where vLLM cannot run."""
     reason = vllm_unavailable_reason()
     if reason is not None:
@@ -24,7 +24,7 @@ def start_vllm(folder: Path, tok, context: int, weight_keys=None):
     from rlvr.engines.vllm_engine import build_vllm_engine
 
     return build_vllm_engine(str(folder), tok, seed=0, settings=TEST_SETTINGS, context=context,
-                             weight_keys=weight_keys)
+                             weight_keys=weight_keys, lora=lora)
 
 
 @pytest.fixture(scope="session")

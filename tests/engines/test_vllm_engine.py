@@ -279,7 +279,7 @@ def test_another_version_or_platform_is_one_config_error(monkeypatch, version, d
 def test_settings_per_platform():
     s = VLLMSettings(dtype="float32", cpu_kv_cache_gib=0.5, compile=False)
     cpu, cuda = s.llm_kwargs("cpu"), s.llm_kwargs("cuda")
-    assert cpu["kv_cache_memory_bytes"] == 2**29 and "gpu_memory_utilization" not in cpu
+    assert cpu["kv_cache_memory_bytes"] == 2**29 and cpu["enable_chunked_prefill"] is False and "gpu_memory_utilization" not in cpu
     assert cuda["gpu_memory_utilization"] == 0.5 and "kv_cache_memory_bytes" not in cuda
     assert cpu["compilation_config"] == {"mode": 0} and "compilation_config" not in VLLMSettings().llm_kwargs("cpu")
     section = load_config(None, ["model.vllm.dtype=bfloat16", "model.vllm.cpu_kv_cache_gib=2"]).model
@@ -288,8 +288,9 @@ def test_settings_per_platform():
     assert VLLMSettings.from_section(auto.vllm, auto.dtype).dtype == "float32"  # "auto": model.dtype
 
 
-# The settings vLLM cannot honour (Ray, LoRA, top_p < 1 uncorrected) are refused at load:
-# tests/config/test_coherence.py (vllm_on_ray, vllm_with_lora, vllm_top_p_uncorrected).
+# The settings vLLM cannot honour (Ray, a LoRA rank or target vLLM does not take, top_p < 1
+# uncorrected) are refused at load: tests/config/test_coherence.py (vllm_on_ray, vllm_lora_rank,
+# vllm_lora_target, vllm_top_p_uncorrected).
 
 
 def test_config_selects_the_vllm_engine(monkeypatch, tiny_model, tokenizer):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from rlvr import names
+from rlvr.config.vllm_section import vllm_lora_refusal
 
 if TYPE_CHECKING:
     from rlvr.config.schema import AlgoSection, Config
@@ -188,9 +189,8 @@ def vllm_incoherences(c: Config) -> Iterator[str]:
     if c.orchestrate.backend != "local":
         yield (f"model.engine = 'vllm' runs in this process; orchestrate.backend = {c.orchestrate.backend!r} "
                "(Ray workers with vLLM) is not built")
-    if c.model.lora_rank > 0:
-        yield ("model.engine = 'vllm' with model.lora_rank > 0 is not built (the engine would need vLLM's "
-               "LoRA adapters); use model.engine = 'hf'")
+    if c.model.lora_rank > 0 and (refusal := vllm_lora_refusal(c.model.lora_rank, c.model.lora_targets)):
+        yield f"model.engine = 'vllm': {refusal}"
     if (c.sampling.top_p < 1 or c.sampling.top_k > 0) and c.algo.mismatch == "none":
         yield (f"model.engine = 'vllm' with sampling.top_p = {c.sampling.top_p} (top_k = {c.sampling.top_k}) "
                "reports log-probs of the "

@@ -34,3 +34,19 @@ class VLLMSection(Section):
     max_model_len: Optional[int] = Field(None, ge=1, le=16_777_216)
     # Reuse the KV cache of a shared prompt prefix (a group's G samples); dropped at each sync.
     prefix_caching: bool = True
+
+
+VLLM_MAX_LORA_RANK = 512  # vllm.config.lora.MaxLoRARanks' largest (rlvr.engines.vllm_lora)
+VLLM_LORA_TARGETS = frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"})
+
+
+def vllm_lora_refusal(rank: int, targets) -> str | None:
+    """Why vLLM 0.32 cannot serve adapters of this rank on these targets (naming the field),
+    or None: its LoRA layers wrap the attention and MLP projections only."""
+    if rank > VLLM_MAX_LORA_RANK:
+        return f"model.lora_rank = {rank}: {VLLM_MAX_LORA_RANK} is the largest rank vLLM's LoRA takes; use model.engine = 'hf'"
+    odd = [t for t in targets if t not in VLLM_LORA_TARGETS]
+    if odd:
+        return (f"model.lora_targets: vLLM's LoRA does not take {odd} (it takes {sorted(VLLM_LORA_TARGETS)}); "
+                "use model.engine = 'hf'")
+    return None

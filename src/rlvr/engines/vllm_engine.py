@@ -67,7 +67,9 @@ import torch
 
 from rlvr.engines.base import HeldStateEngine, SamplingParams, check_rows
 from rlvr.engines.stop_tokens import folder_stop_ids
+from rlvr.engines.vllm_lora import AdapterFolders, VLLMLora
 from rlvr.engines.vllm_outputs import completion_text, rollout_from_completion, rollouts_from_request  # noqa: F401
+from rlvr.engines.vllm_watch import watch_engine_core
 from rlvr.engines.weight_keys import WeightKeyError, check_weight_keys
 from rlvr.errors import ConfigError, RlvrError
 from rlvr.types import Rollout
@@ -248,6 +250,11 @@ class VLLMSettings:
         if device_type == "cpu":
             # explicit bytes: vLLM's CPU default sizes the cache from a share of the machine's RAM
             kwargs["kv_cache_memory_bytes"] = int(self.cpu_kv_cache_gib * 2**30)
+            # vLLM 0.32 on CPU crashes its worker ("CPU Generator does not use offset") when a
+            # seeded request's prompt is prefilled in chunks: it rewinds the request's generator,
+            # which CPU generators cannot. Seen with 64 episode rows of ~200 tokens; whole
+            # prompts only (each fits: vLLM raises max_num_batched_tokens to max_model_len).
+            kwargs["enable_chunked_prefill"] = False
         else:
             kwargs["gpu_memory_utilization"] = self.gpu_memory_utilization
         if not self.compile:
@@ -256,22 +263,23 @@ class VLLMSettings:
 
 
 def build_vllm_engine(model_path: str, tokenizer, *, seed: int = 0, context: int | None = None,
-                      weight_keys: Iterable[str] | None = None, settings: VLLMSettings = VLLMSettings()) -> VLLMEngine:
+                      weight_keys: Iterable[str] | None = None, settings: VLLMSettings = VLLMSettings(),
+                      lora: VLLMLora | None = None) -> VLLMEngine:
     """Start vLLM on the model folder and wrap it; a one-line ConfigError when vllm is missing or
     another version, or cannot load the folder's architecture. `context` is the model's context
     length (its config's max_position_embeddings); `weight_keys` the keys of the trainer's
     state dict (see VLLMEngine). vLLM starts its engine core with spawn: the program calling
-    this needs an `if __name__ == "__main__":` guard."""
+    this needs an `if __name__ == "__main__":` guard. `lora`: adapters (rlvr.engines.vllm_lora)."""
     vllm = require_vllm()
     check_architecture(vllm, model_path)
     llm = vllm.LLM(model=str(model_path), tokenizer=str(model_path), seed=seed,
-                   **settings.llm_kwargs(vllm_device_type(vllm)),
+                   **settings.llm_kwargs(vllm_device_type(vllm)), **(lora.llm_kwargs() if lora else {}),
                    logprobs_mode="processed_logprobs",
                    # "vllm": ignore generation_config.json's default sampling settings, which
                    # HFEngine does not use either; its EOS ids come back in stop_ids.
                    generation_config="vllm", worker_extension_cls=WORKER_EXTENSION)
     return VLLMEngine(llm, tokenizer, vllm.SamplingParams, seed=seed, context=context, weight_keys=weight_keys,
-                      stop_ids=folder_stop_ids(tokenizer, str(model_path)))
+                      stop_ids=folder_stop_ids(tokenizer, str(model_path)), lora=lora)
 
 
 class VLLMEngine(HeldStateEngine):
@@ -284,7 +292,7 @@ class VLLMEngine(HeldStateEngine):
     (fused q/k/v), so the worker's report of untouched parameters is the second check."""
 
     def __init__(self, llm, tokenizer, sampling_params_cls, *, seed: int = 0, context: int | None = None,
-                 weight_keys: Iterable[str] | None = None, stop_ids: Sequence[int] = ()):
+                 weight_keys: Iterable[str] | None = None, stop_ids: Sequence[int] = (), lora: VLLMLora | None = None):
         self.llm, self.tokenizer, self.sampling_params_cls = llm, tokenizer, sampling_params_cls
         self.stop_ids = tuple(stop_ids)  # besides EOS: see "Stopping" in the module docstring
         self.context = context
@@ -292,10 +300,16 @@ class VLLMEngine(HeldStateEngine):
         self.eos_id = tokenizer.eos_token_id
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._version = 0
+        # LoRA: each sync's adapters as a folder, named by every request after it (vllm_lora.py)
+        self._adapters, self._lora_request = (AdapterFolders(lora) if lora else None), None
+        watch_engine_core(llm)  # else a core killed mid-generation hangs vLLM 0.32 (vllm_watch.py)
 
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
         if self.weight_keys is not None:
             check_weight_keys(state_dict, self.weight_keys)
+        if self._adapters is not None:
+            self._lora_request, self._version = self._adapters.write(state_dict), version
+            return
         blob = pack_weights(state_dict)
         for untouched in self._call("a weight sync", self.llm.collective_rpc, "rlvr_load_weights", args=(blob,)):
             if untouched:
@@ -340,7 +354,8 @@ class VLLMEngine(HeldStateEngine):
         requests = [{"prompt_token_ids": [int(t) for t in ids]} for ids in encoded]  # vllm.TokensPrompt
         per_prompt = [self.sampling_params_cls(**vllm_sampling_kwargs(p, n, s, self.stop_ids, self.eos_id))
                       for p, s in zip(params, seeds)]
-        outputs = self._call("a generation", self.llm.generate, requests, per_prompt, use_tqdm=False)
+        lora = {"lora_request": self._lora_request} if self._lora_request is not None else {}
+        outputs = self._call("a generation", self.llm.generate, requests, per_prompt, use_tqdm=False, **lora)
         groups = []
         for i, (out, ids, p) in enumerate(zip(outputs, encoded, params, strict=True)):
             seen = getattr(out, "prompt_token_ids", None)
@@ -360,8 +375,9 @@ class VLLMEngine(HeldStateEngine):
         except Exception as e:
             if not engine_died(e):
                 raise
-            raise VLLMEngineDied(f"vLLM's engine core died during {what} ({type(e).__name__}: {e}); the run stops "
-                                 "here: resume it from its last checkpoint with `rlvr train --resume RUN_DIR`") from e
+            raise VLLMEngineDied(f"vLLM's engine core died during {what} (its process was killed or crashed; "
+                                 "vLLM's log above may say why); the run stops here: resume it from its last "
+                                 "checkpoint with `rlvr train --resume RUN_DIR`") from e
 
     def _check_context(self, encoded: list[list[int]], params: SamplingParams) -> None:
         # The same errors as HFEngine's; vLLM would instead cut the completion short silently.

@@ -2,7 +2,7 @@
 the in-process engine's builder picks by `orchestrate.backend` (local, or Ray actors). Training
 builds from `ENGINE_BUILDERS`, `rlvr eval` and `rlvr serve` from `SERVING_ENGINES`.
 
-The combinations no builder honours (vLLM on Ray, vLLM with LoRA, vLLM's truncated top-p
+The combinations no builder honours (vLLM on Ray, LoRA ranks or targets vLLM does not take, vLLM's truncated top-p
 log-probs without a mismatch correction) are refused at load by config/coherence_run.py, so each
 builder here only builds.
 """
@@ -18,18 +18,24 @@ from transformers import PreTrainedModel
 from rlvr import names
 from rlvr.config import Config
 from rlvr.engines import Engine, HFEngine
-from rlvr.train.lora import engine_copy, engine_model
+from rlvr.train.lora import engine_copy, engine_model, engine_weights
 
 Builder = Callable[[Config, PreTrainedModel, object, Path], Engine]
 
 
 def _vllm(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
     from rlvr.engines.vllm_engine import VLLMSettings, build_vllm_engine
+    from rlvr.engines.vllm_lora import VLLMLora
 
-    return build_vllm_engine(str(model_path), tokenizer, seed=config.run.seed,
-                             context=getattr(model.config, "max_position_embeddings", None),
-                             weight_keys=model.state_dict().keys(),
-                             settings=VLLMSettings.from_section(config.model.vllm, config.model.dtype))
+    m = config.model
+    lora = VLLMLora(m.lora_rank, m.lora_alpha, tuple(m.lora_targets)) if m.lora_rank else None
+    engine = build_vllm_engine(str(model_path), tokenizer, seed=config.run.seed,
+                               context=getattr(model.config, "max_position_embeddings", None),
+                               weight_keys=engine_weights(model).keys() if lora else model.state_dict().keys(),
+                               settings=VLLMSettings.from_section(m.vllm, m.dtype), lora=lora)
+    if lora:  # vLLM starts on the base folder: the policy's adapters (a resumed run's) go in now
+        engine.load_weights(engine_weights(model), version=0)
+    return engine
 
 
 def _hf_local(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
