@@ -1,6 +1,6 @@
 """rlvr against TRL's `GRPOTrainer` on the same GRPO work, alternating runs in one command.
 
-    OMP_WAIT_POLICY=PASSIVE python benchmarks/vs_trl.py [--only w1,demo,g1..g6] [--rounds 2]
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/vs_trl.py [--only w1,demo,g1..g8] [--rounds 2]
         [--steps N] [--quick] [--dry-run] [--no-async] [--out FILE.json]
 
 Every run is its own process (`benchmarks/vs_trl_sides.py`), so peak RSS is per run, and the
@@ -18,9 +18,10 @@ Workloads:
         completions of exactly 64 tokens, token-mean loss, lr 1e-5, 10 steps.
   demo  recipes/demo.toml on models/tiny-arith (0.5M parameters, 64-token context): 16 x 8
         completions of at most 8 tokens, the maths verifier, seq-mean-token-mean loss.
-  g1-g6 a grid of random-weight Qwen2 models (4M: hidden 256 x 4 layers; 30M: hidden 512 x 8
-        layers) over completion length 64 / 256, group size 8 / 32 and vocabulary 128 / 32k,
-        with a 512-token context. Points marked rollout-bound also run rlvr with
+  g1-g8 a grid of random-weight Qwen2 models (4M: hidden 256 x 4 layers; 30M: hidden 512 x 8
+        layers; 104M: hidden 768 x 12 layers, g8) over completion length 32 / 64 / 256 / 512, group
+        size 8 / 16 / 32 and vocabulary 128 / 32k, with a 512-token context (1024 for g7, whose
+        rows are 22 + 512 tokens). Points marked rollout-bound also run rlvr with
         `orchestrate.mode=async`, `max_staleness=1` beside its sync mode.
 `--quick` runs g1 and g2 with 3 steps and one round (a smoke test, a few minutes);
 `--dry-run` prints the plan and the differences and runs nothing.
@@ -47,6 +48,10 @@ sys.path.insert(0, str(HERE))
 
 SMALL = dict(hidden_size=256, intermediate_size=1024, num_layers=4, num_heads=4, num_kv_heads=2)
 LARGE = dict(hidden_size=512, intermediate_size=2048, num_layers=8, num_heads=8, num_kv_heads=2)
+# g7's 22-token prompts + 512 new tokens need more than the grid's 512-token context.
+LONG = dict(SMALL, max_positions=1024)
+# 103.9M parameters at V = 128 (12 layers x 8.65M + the tied head): the issue's 100M+ point.
+HUGE = dict(hidden_size=768, intermediate_size=3072, num_layers=12, num_heads=12, num_kv_heads=4)
 # name: (model, vocab, group, prompts per step, completion tokens, steps, rollout-bound)
 GRID = {
     "g1": (SMALL, 128, 8, 2, 64, 4, False),
@@ -55,6 +60,8 @@ GRID = {
     "g4": (SMALL, 32000, 8, 2, 64, 4, False),
     "g5": (LARGE, 128, 8, 2, 64, 4, False),
     "g6": (SMALL, 32000, 32, 1, 256, 3, True),
+    "g7": (LONG, 128, 16, 2, 512, 3, True),
+    "g8": (HUGE, 128, 8, 1, 32, 3, False),
 }
 ALL = ["w1", "demo", *GRID]
 
