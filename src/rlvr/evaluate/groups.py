@@ -14,7 +14,7 @@ import numpy as np
 from rlvr.evaluate.vote import answer_key
 from rlvr.errors import RewardError
 from rlvr.rewards.calling import call_reward, score_of
-from rlvr.rewards.math_verifier import extract_answer
+from rlvr.rewards.math.verifier import extract_answer
 from rlvr.types import Rollout, Sample
 
 Verify = Callable[[str, str], "object"]  # (response, gold) -> Verdict with .score
