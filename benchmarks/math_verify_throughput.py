@@ -50,8 +50,8 @@ from pathlib import Path
 import math_verify
 
 from rlvr.rewards import MathVerifier
-from rlvr.rewards import math_normalize
-from rlvr.rewards.math_verifier import _parse_gold, gold_answer
+from rlvr.rewards.math import normalize as math_normalize
+from rlvr.rewards.math.verifier import _parse_gold, gold_answer
 
 PATHOLOGICAL = [
     ("so \\boxed{9^{9^{9}}}", "1", 0),

@@ -37,8 +37,8 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from rlvr.rewards.code_tests import CodeTests
-from rlvr.rewards.code_verifier import CodeVerifier
+from rlvr.rewards.code.tests import CodeTests
+from rlvr.rewards.code.verifier import CodeVerifier
 from rlvr.rewards.sandbox import Job, Limits, Sandbox, bwrap_unavailable
 from rlvr.rewards.sandbox.plan import SANDBOX_ENV, Plan, python_executable
 

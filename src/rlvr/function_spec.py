@@ -8,6 +8,17 @@ from typing import Callable
 
 from rlvr.errors import ConfigError
 
+# Modules that moved (issue 28: `rewards/math_*.py` -> `rewards/math/*.py`, `code_*` -> `code/`).
+# A run folder's config.toml or a user's recipe may still name the old module in a
+# "module:function" key; this one table maps it, so no shim module is left behind.
+_MOVED_PACKAGES = {
+    "math": ("commitments", "compare", "exact", "extract", "normalize", "numeric", "polynomial", "power",
+             "sentence", "sets", "spans", "structure", "tokens", "unicode", "verifier", "words"),
+    "code": ("attacks", "attacks_escape", "codec", "harness", "items", "modules", "outcomes", "tests", "verifier"),
+}
+MOVED_MODULES = {f"rlvr.rewards.{package}_{name}": f"rlvr.rewards.{package}.{name}"
+                 for package, names in _MOVED_PACKAGES.items() for name in names}
+
 
 def import_function(spec: str, where: str, form: str = "'package.module:function'") -> Callable:
     """The function `spec` names, or a ConfigError starting with `where` (the key or flag that
@@ -15,6 +26,7 @@ def import_function(spec: str, where: str, form: str = "'package.module:function
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(f"{where}: expected {form}")
+    module_name = MOVED_MODULES.get(module_name, module_name)
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:

@@ -1,4 +1,4 @@
-"""The code verifier against the library's attack suite (rlvr.rewards.code_attacks): each
+"""The code verifier against the library's attack suite (rlvr.rewards.code.attacks): each
 attack scores its expected score (0; 1/3 for the stateful answers to the contradictory suite;
 2/3 for the answer that hangs on the first test only), honest controls score 1.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from rlvr.rewards.audit import audit_code, oracle_server
-from rlvr.rewards.code_attacks import (
+from rlvr.rewards.code.attacks import (
     ATTACKS,
     HONEST,
     PARTIAL,
@@ -20,7 +20,7 @@ from rlvr.rewards.code_attacks import (
     code_attacks,
     counting_tests_for,
 )
-from rlvr.rewards.code_verifier import CodeVerifier
+from rlvr.rewards.code.verifier import CodeVerifier
 from rlvr.rewards.sandbox import Limits, bwrap_unavailable
 
 WHY_NOT = bwrap_unavailable()

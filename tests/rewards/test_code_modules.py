@@ -1,4 +1,4 @@
-"""Collecting and running test files (code_modules.py, code_items.py) in this process, with a
+"""Collecting and running test files (code/modules.py, code/items.py) in this process, with a
 fake candidate channel: ids, the pytest subset, and what counts as a pass. No sandbox needed;
 the same code runs in the sandbox's checker (test_code_verifier.py runs it there)."""
 
@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from rlvr.rewards.code_harness import CandidateFailed, decode_value, encode_value
-from rlvr.rewards.code_items import collect, run_item
-from rlvr.rewards.code_modules import CollectError, load_tests
+from rlvr.rewards.code.harness import CandidateFailed, decode_value, encode_value
+from rlvr.rewards.code.items import collect, run_item
+from rlvr.rewards.code.modules import CollectError, load_tests
 
 
 class FakeChannel:

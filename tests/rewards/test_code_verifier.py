@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from rlvr.errors import RewardError
 from rlvr.rewards import VERIFIERS
-from rlvr.rewards.code_harness import decode_value, encode_value
-from rlvr.rewards.code_tests import CallCase, CodeTests, IOCase, outputs_match, values_match
-from rlvr.rewards.code_verifier import CodeVerifier, extract_code, read_records
+from rlvr.rewards.code.harness import decode_value, encode_value
+from rlvr.rewards.code.tests import CallCase, CodeTests, IOCase, outputs_match, values_match
+from rlvr.rewards.code.verifier import CodeVerifier, extract_code, read_records
 from rlvr.rewards.sandbox import Limits, bwrap_unavailable
 from rlvr.rewards.verdict import Verdict
 

@@ -14,9 +14,9 @@ from fractions import Fraction
 import pytest
 
 from rlvr.rewards import MathVerifier
-from rlvr.rewards.math_normalize import clean, to_fraction
-from rlvr.rewards.math_unicode import unicode_to_latex
-from rlvr.rewards.math_words import number_word_value
+from rlvr.rewards.math.normalize import clean, to_fraction
+from rlvr.rewards.math.unicode import unicode_to_latex
+from rlvr.rewards.math.words import number_word_value
 
 FORMS = {
     # GSM8K answers are numbers; model replies state them in words ("The answer is four.")

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from rlvr.rewards import MathVerifier
-from rlvr.rewards.math_power import Factored, power_value, towers_equal
+from rlvr.rewards.math.power import Factored, power_value, towers_equal
 
 TETRATION = "Wikipedia 'Tetration' (2^^5 = 2^{65536}, 3^^4 = 3^{3^{27}})"
 TOWER_CONTEST = "contest form: comparing power towers (9^{9^9}, 2^{2^{100}} vs 4^{2^{99}})"
@@ -103,7 +103,7 @@ def test_option_golds_match_by_letter_or_by_value(source, response, gold, score)
 
 
 def test_an_option_gold_is_one_option_with_a_value():
-    from rlvr.rewards.math_normalize import choice_option
+    from rlvr.rewards.math.normalize import choice_option
 
     assert choice_option(SQRT5) == ("E", "2\\sqrt{5}")
     assert choice_option("\\textbf{(B)}\\ 8") == ("B", "8")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from rlvr.rewards import MathVerifier
-from rlvr.rewards.math_exact import rounded_gold_matches, truth_equal
-from rlvr.rewards.math_verifier import gold_answer, listed_answers, with_stated_base
+from rlvr.rewards.math.exact import rounded_gold_matches, truth_equal
+from rlvr.rewards.math.verifier import gold_answer, listed_answers, with_stated_base
 
 OLYMPIAD = "OlympiadBench final_answer (JSON list of $-wrapped strings)"
 THEOREMQA_BOOL = "TheoremQA answer_type bool (gold True/False)"
@@ -128,9 +128,9 @@ from fractions import Fraction  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from rlvr.rewards.math_compare import math_verify_equal  # noqa: E402
-from rlvr.rewards.math_exact import _intervals_equal  # noqa: E402
-from rlvr.rewards.math_polynomial import gaussian  # noqa: E402
+from rlvr.rewards.math.compare import math_verify_equal  # noqa: E402
+from rlvr.rewards.math.exact import _intervals_equal  # noqa: E402
+from rlvr.rewards.math.polynomial import gaussian  # noqa: E402
 
 _small = st.integers(-4, 4)
 

@@ -9,7 +9,7 @@ from rlvr.rewards import MathVerifier
 from rlvr.rewards.audit import run_audit
 from rlvr.rewards.exact_verifier import ExactVerifier
 from rlvr.rewards.hedge_attacks import hedge_attacks, named_hedges, positional_hedges
-from rlvr.rewards.math_commitments import commitments, find_hedge
+from rlvr.rewards.math.commitments import commitments, find_hedge
 from rlvr.rewards.templates import TemplateVerifier
 
 ORDERS = [("boxed", "answer_tag", "answer_phrase", "whole", "math_span", "last_number"),
@@ -104,7 +104,7 @@ def test_math_verifys_one_off_import_is_outside_the_time_limit(monkeypatch):
     # 0.5 s limit a row timed out on its first call and scored right on its second.
     import time
 
-    import rlvr.rewards.math_compare as math_compare
+    import rlvr.rewards.math.compare as math_compare
 
     loaded = math_compare._math_verify
 

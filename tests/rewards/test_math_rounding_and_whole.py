@@ -9,7 +9,7 @@ from rlvr.config.schema import RewardSection
 from rlvr.evaluate.vote import answer_key
 from rlvr.rewards import MathVerifier
 from rlvr.rewards.build import build_verifier
-from rlvr.rewards.math_extract import DEFAULT_EXTRACT, extract_answer
+from rlvr.rewards.math.extract import DEFAULT_EXTRACT, extract_answer
 
 
 @pytest.mark.parametrize("response, gold, plain, rounded", [

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from rlvr.rewards import MathVerifier
-from rlvr.rewards.math_verifier import exact_equal
+from rlvr.rewards.math.verifier import exact_equal
 
 # --- the labelling rules of issue 15, each with the near miss that must fail ----------------
 # (response, gold, score). Cases are written for rlvr unless a source is named.
@@ -215,7 +215,7 @@ def test_math_verify_raising_leaves_the_other_checks(monkeypatch):
     def raising(answer, gold):
         raise ValueError("math-verify could not parse this")
 
-    monkeypatch.setattr("rlvr.rewards.math_compare.math_verify_equal", raising)
+    monkeypatch.setattr("rlvr.rewards.math.compare.math_verify_equal", raising)
     verifier = MathVerifier()
     assert verifier(response="\\boxed{0.5x}", gold="\\frac{x}{2}").score == 1.0  # by value, no sympy
     assert verifier(response="\\boxed{\\text{Monday}}", gold="Monday").score == 1.0  # as text

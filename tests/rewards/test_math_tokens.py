@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.rewards.math_numeric import numeric_value
-from rlvr.rewards.math_polynomial import polynomial
-from rlvr.rewards.math_tokens import TokenCursor
+from rlvr.rewards.math.numeric import numeric_value
+from rlvr.rewards.math.polynomial import polynomial
+from rlvr.rewards.math.tokens import TokenCursor
 
 
 class _Mine(Exception):

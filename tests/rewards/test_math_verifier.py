@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlvr.rewards import VERIFIERS, MathVerifier, Verdict, VerifierTimeout, run_with_time_limit
-from rlvr.rewards import math_verifier
-from rlvr.rewards.math_extract import extract_answer_phrase, extract_last_choice
-from rlvr.rewards.math_normalize import choice_letter, to_fraction, top_level_items
-from rlvr.rewards.math_verifier import (
+from rlvr.rewards.math import verifier as math_verifier
+from rlvr.rewards.math.extract import extract_answer_phrase, extract_last_choice
+from rlvr.rewards.math.normalize import choice_letter, to_fraction, top_level_items
+from rlvr.rewards.math.verifier import (
     _parse_gold,
     exact_equal,
     extract_boxed,
@@ -26,7 +26,7 @@ from rlvr.rewards.math_verifier import (
 
 # Found by measurement (math-verify 0.9, sympy 1.14): comparing 9^(9^9) with 1 does not finish
 # within math-verify's own 5 s limit; test_pathological_input_really_is_slow keeps it honest.
-# A tower plus one: two pure towers are compared exactly (math_power.py), but a sum with a
+# A tower plus one: two pure towers are compared exactly (math/power.py), but a sum with a
 # huge term is not representable there, so it reaches sympy and only the time limit helps.
 PATHOLOGICAL = "so \\boxed{9^{9^{9}} + 1}"
 # A gold that is itself a tower gets past the too-large guard.
@@ -320,7 +320,7 @@ def test_too_large_answers_are_refused_without_sympy(answer):
 
 @pytest.mark.parametrize("answer", ["9^{9^{9}}", "10^{1000000}", "2^{3^{4^{5}}}"])
 def test_integer_towers_are_decided_exactly_without_sympy(answer):
-    # pure integer powers are compared by their prime factorisation (math_power.py): read, not
+    # pure integer powers are compared by their prime factorisation (math/power.py): read, not
     # refused, and still fast
     start = time.monotonic()
     verdict = MathVerifier()(response=f"\\boxed{{{answer}}}", gold="1")

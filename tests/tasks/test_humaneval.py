@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlvr.rewards.code_tests import CodeTests
-from rlvr.rewards.code_verifier import CodeVerifier
+from rlvr.rewards.code.tests import CodeTests
+from rlvr.rewards.code.verifier import CodeVerifier
 from rlvr.rewards.sandbox import Limits, bwrap_unavailable
 from rlvr.tasks.humaneval import canonical_solutions, humaneval_samples, humaneval_splits
 

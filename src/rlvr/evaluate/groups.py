@@ -14,7 +14,7 @@ import numpy as np
 from rlvr.evaluate.vote import answer_key
 from rlvr.rewards.calling import score_of
 from rlvr.rewards.concurrent import SERIAL, Concurrency, call_all_checked
-from rlvr.rewards.math_verifier import extract_answer
+from rlvr.rewards.math.verifier import extract_answer
 from rlvr.types import Rollout, Sample
 
 Verify = Callable[[str, str], "object"]  # (response, gold) -> Verdict with .score

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Sequence
 
-from rlvr.rewards.math_verifier import as_fraction
+from rlvr.rewards.math.verifier import as_fraction
 
 
 def answer_key(answer: str | None) -> str | None:

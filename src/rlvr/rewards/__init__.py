@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Callable
 
 from rlvr import names
-from rlvr.rewards.code_verifier import CodeVerifier
+from rlvr.rewards.code import CodeVerifier
 from rlvr.rewards.compose import Composite, CompositeVerdict
 from rlvr.rewards.exact_verifier import ExactVerifier
 from rlvr.rewards.format_verifier import FormatVerifier
 from rlvr.rewards.instructions import InstructionVerifier
-from rlvr.rewards.math_verifier import MathVerifier
+from rlvr.rewards.math import MathVerifier
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 from rlvr.rewards.verdict import Verdict
 

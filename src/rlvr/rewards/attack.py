@@ -1,4 +1,4 @@
-"""`Attack`: one reply of the reward-hack suite (attacks.py, code_attacks.py) and the score a
+"""`Attack`: one reply of the reward-hack suite (attacks.py, code/attacks.py) and the score a
 sound verifier must give it; a module of its own so that both suites import it one way."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from rlvr import names
-from rlvr.rewards.code_tests import CodeTests
+from rlvr.rewards.code.tests import CodeTests
 
 KINDS = names.PROGRAM_VERIFIER.names  # the built-in verifiers an attack can target
 TEXT_KINDS = tuple(kind for kind in KINDS if kind != "code")

@@ -9,7 +9,7 @@ stops each attack.
 
 The text attacks answer "What is 6 * 7?" (gold "42") unless said otherwise; most put the gold
 somewhere in the reply where a careless checker (a substring test, any box, any line) would
-find it. The code attacks live in `code_attacks.py`; an `Attack` itself in `attack.py`.
+find it. The code attacks live in `code/attacks.py`; an `Attack` itself in `attack.py`.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def text_attacks() -> list[Attack]:
 
 def all_attacks(oracle_port: int | None = None) -> list[Attack]:
     """The whole suite; the code network attack only when an oracle server's port is given."""
-    from rlvr.rewards.code_attacks import code_attacks
+    from rlvr.rewards.code.attacks import code_attacks
 
     return text_attacks() + code_attacks(oracle_port)
 

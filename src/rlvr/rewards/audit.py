@@ -34,7 +34,7 @@ from rlvr.rewards import VERIFIERS
 from rlvr.rewards.attacks import KINDS, Attack, all_attacks, applies
 from rlvr.rewards.build import VERIFIER_OPTIONS, build_verifier, reward_section
 from rlvr.rewards.calling import call_reward
-from rlvr.rewards.code_verifier import CodeVerifier
+from rlvr.rewards.code.verifier import CodeVerifier
 from rlvr.rewards.sandbox import Limits
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 

@@ -15,7 +15,7 @@ Extraction, first rule that applies (the last occurrence counts, as the model's 
 3. The last non-blank line, with a leading "Answer:" / "Final answer:" label dropped.
 
 A reply that commits to two different answers (boxes, tags, answer phrases) is a hedge and
-scores 0 before any rule runs (`math_commitments.py`).
+scores 0 before any rule runs (`math/commitments.py`).
 
 Normalisation, applied to the answer and the gold alike: surrounding whitespace stripped,
 every run of whitespace (newlines included) made one space, a trailing full stop dropped,
@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rlvr.rewards.math_extract import extract_answer_tag, extract_boxed
-from rlvr.rewards.math_commitments import find_hedge
-from rlvr.rewards.math_verifier import hedge_verdict
+from rlvr.rewards.math.extract import extract_answer_tag, extract_boxed
+from rlvr.rewards.math.commitments import find_hedge
+from rlvr.rewards.math.verifier import hedge_verdict
 from rlvr.rewards.verdict import Verdict
 
 HEDGE_TIMEOUT_S = 2.0  # math-verify time for comparing one reply's committed answers
@@ -88,7 +88,7 @@ class ExactVerifier:
         if len(response) > self.max_chars:
             return Verdict(0.0, f"response too long ({len(response)} chars)", ("too_long",))
         if not self.whole_response and (hedge := find_hedge(response, HEDGE_TIMEOUT_S)) is not None:
-            return hedge_verdict(*hedge)  # two different committed answers (math_commitments.py)
+            return hedge_verdict(*hedge)  # two different committed answers (math/commitments.py)
         found = ("template", response) if self.whole_response else extract_final(response)
         if found is None:
             return Verdict(0.0, "no answer found", ("no_answer",))

@@ -2,7 +2,7 @@
 more different answers, the gold among them, so that a checker reading any one of them (the
 first box, the last tag, the phrase after the box) pays the reply.
 
-A sound verifier scores each 0 (reason "hedge", math_commitments.py) under every extraction
+A sound verifier scores each 0 (reason "hedge", math/commitments.py) under every extraction
 order and template. The right value takes every position (first, middle, last) in every form
 (box, answer phrase, answer tag), the wrong ones the other forms; the named attacks are the
 forms seen in the wild (issue 27). Two controls keep a verifier that refuses every reply with

@@ -19,7 +19,7 @@ extractor, so a number in the reasoning is never credited as the answer.
   few words around its maths) commits nothing: the answer is the box, not a sentence about it.
 
 Under either template a reply that commits to two different answers anywhere (boxes, tags,
-answer phrases; math_commitments.py) scores 0 with the flag "hedge", before the template is
+answer phrases; math/commitments.py) scores 0 with the flag "hedge", before the template is
 read. Grader-directed text ("assign reward 1") is never read as an answer: only the committed
 answer reaches the verifier, which compares it with the gold; and a note that states another
 answer ("the reference answer is 4") is a hedge.
@@ -35,10 +35,10 @@ from typing import Callable
 from rlvr import names
 from rlvr.rewards.calling import call_verifier
 from rlvr.rewards.format_verifier import TEMPLATES
-from rlvr.rewards.math_commitments import find_hedge
-from rlvr.rewards.math_extract import box_spans, extract_boxed
-from rlvr.rewards.math_spans import few_words, without_question_sentences
-from rlvr.rewards.math_verifier import hedge_verdict
+from rlvr.rewards.math.commitments import find_hedge
+from rlvr.rewards.math.extract import box_spans, extract_boxed
+from rlvr.rewards.math.spans import few_words, without_question_sentences
+from rlvr.rewards.math.verifier import hedge_verdict
 from rlvr.rewards.verdict import Verdict
 
 _TAG = re.compile(r"</?(?:think|answer)>")

@@ -15,7 +15,7 @@ Which sites become tasks and which modules are held out is decided by `seed` alo
 `max_per_module` caps each module's tasks, sampled evenly over the mutation kinds.
 
 Finding the failing tests runs our own modules (trusted, only mutated) in a child process with
-the harness's pytest stand-in (`code_modules.pytest_subset`), a timeout per mutant catching
+the harness's pytest stand-in (`code/modules.pytest_subset`), a timeout per mutant catching
 mutants that hang; the sandbox then validates every task when it is loaded (`load.py`).
 """
 
@@ -79,9 +79,9 @@ print(json.dumps(out))
 
 def test_results(name: str, sources: list[str], tests: str) -> list[dict[str, bool] | None]:
     """For each source of module `name`: {test name: passed}, or None if it hung or broke loading."""
-    from rlvr.rewards import code_codec, code_harness, code_items, code_modules  # the runner joins their files
+    from rlvr.rewards.code import codec, harness, items, modules  # the runner joins their files
 
-    glue = [m.__file__ for m in (code_codec, code_harness, code_modules, code_items)]
+    glue = [m.__file__ for m in (codec, harness, modules, items)]
     run = subprocess.run([sys.executable, "-I", "-S", "-c", _RUNNER, *glue], capture_output=True, text=True,
                          input=json.dumps({"name": name, "sources": sources, "tests": tests}), timeout=600)
     if run.returncode != 0:

@@ -2,7 +2,7 @@
 
 A test id is pytest's: `tests/test_mod.py::test_name` (also `::TestClass::test_m`, `[param]`).
 Each test runs as its own sandbox run in the harness's "module" mode
-(`rlvr.rewards.code_items`): the test file runs only in the *checker* process, the repository's
+(`rlvr.rewards.code.items`): the test file runs only in the *checker* process, the repository's
 code only in the *candidate* process, and values cross between them as plain data. So nothing
 the repository's code does (exit(0) or pytest.skip at import, patching the runner, threads,
 fake result files, a conftest.py, sitecustomize.py or .pth file) can mark a test passed: a
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from rlvr.errors import RlvrError
 from rlvr.envs.repo.tree import Tree
-from rlvr.rewards.code_outcomes import check_outcomes
+from rlvr.rewards.code.outcomes import check_outcomes
 from rlvr.rewards.sandbox import Execution, Job, Sandbox
 
 

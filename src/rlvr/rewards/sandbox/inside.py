@@ -1,7 +1,7 @@
 """The part of the sandbox that runs inside the isolation: one job, or a warm server of jobs.
 
 Stdlib only, no `from __future__`: `program.py` compiles this file's source, joined with the
-code harness (`rewards/code_harness.py`), into one .pyc that runs as `python -I -S PROGRAM`;
+code harness (`rewards/code/harness.py`), into one .pyc that runs as `python -I -S PROGRAM`;
 nothing from rlvr (nor the venv) is importable in there.
 
 A job sees these file descriptors (placed by `remap_fds`):

@@ -19,7 +19,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from rlvr.rewards import code_codec, code_harness, code_items, code_modules
+from rlvr.rewards.code import codec, harness, items, modules
 from rlvr.rewards.sandbox import inside
 
 PROGRAM_IN_BWRAP = "/rlvr-sandbox.pyc"
@@ -27,10 +27,10 @@ PROGRAM_IN_BWRAP = "/rlvr-sandbox.pyc"
 
 @lru_cache(maxsize=1)
 def sandbox_source() -> str:
-    """inside.py, the value codec, the code harness (code_harness, code_modules, code_items:
+    """inside.py, the value codec, the code harness (code/harness.py, modules.py, items.py:
     their modes registered), then the call to `main`."""
-    modules = (inside, code_codec, code_harness, code_modules, code_items)
-    parts = [Path(module.__file__).read_text() for module in modules]
+    sources = (inside, codec, harness, modules, items)
+    parts = [Path(module.__file__).read_text() for module in sources]
     register = "MODES.update(HARNESS_MODES, collect=mode_collect, module=mode_module)\n"
     return "\n\n".join([*parts, register + "main(sys.argv[1:])\n"])
 

@@ -6,17 +6,17 @@ read), and raises `VerifierTimeout` when math-verify ran past the limit. In orde
 1. both sides `clean`ed (delimiters, spacing, degrees, currency dropped, never converted);
    the same text is equal; a number with a base subscript ("204_5") only equals itself;
 2. a one-variable inequality is the interval it describes ("x > 3" is "(3, \\infty)");
-3. lists and brackets (`math_structure.shape`): a bare list and a set are unordered, a tuple
+3. lists and brackets (`structure.shape`): a bare list and a set are unordered, a tuple
    ordered, an interval's brackets part of its value, and a set never equals a tuple;
 4. "x = 4" against "4" compares the 4; "x = 4" against "y = 4" is False;
 5. one value: exact numbers (`Fraction`, percent-aware), a decimal against an exact value
    (right only when correctly rounded to 10+ significant digits), square roots, complex
    numbers "a + bi", polynomials, intervals and unions of them, integer powers and power
-   towers by their prime factorisations (`math_power.py`), constant expressions by
+   towers by their prime factorisations (`math/power.py`), constant expressions by
    value, then math-verify under the time limit, and when math-verify raises, the value of
    both sides again (None if there is none).
 
-The sympy-free number, yes/no and interval rules live in `math_exact.py`.
+The sympy-free number, yes/no and interval rules live in `math/exact.py`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import time
 from fractions import Fraction
 from functools import lru_cache, partial
 
-from rlvr.rewards.math_exact import (
+from rlvr.rewards.math.exact import (
     _DECIMAL,
     _intervals_equal,
     decimal_matches,
@@ -37,13 +37,13 @@ from rlvr.rewards.math_exact import (
     text_key,
     truth_equal,
 )
-from rlvr.rewards.math_normalize import clean, plus_minus, signed_square, top_level_items
-from rlvr.rewards.math_numeric import numeric_value, variables
-from rlvr.rewards.math_numeric import tokens as numeric_tokens
-from rlvr.rewards.math_polynomial import gaussian, polynomial
-from rlvr.rewards.math_power import towers_equal
-from rlvr.rewards.math_sets import condition_set
-from rlvr.rewards.math_structure import (
+from rlvr.rewards.math.normalize import clean, plus_minus, signed_square, top_level_items
+from rlvr.rewards.math.numeric import numeric_value, variables
+from rlvr.rewards.math.numeric import tokens as numeric_tokens
+from rlvr.rewards.math.polynomial import gaussian, polynomial
+from rlvr.rewards.math.power import towers_equal
+from rlvr.rewards.math.sets import condition_set
+from rlvr.rewards.math.structure import (
     Shape,
     as_interval,
     assignment,
@@ -200,7 +200,7 @@ class Comparison:
 
     def __init__(self, timeout_s: float, rounded_golds: bool = False):
         self.timeout_s = timeout_s
-        self.rounded_golds = rounded_golds  # decimal golds are rounded values (math_exact.py)
+        self.rounded_golds = rounded_golds  # decimal golds are rounded values (math/exact.py)
         self.deadline = time.monotonic() + timeout_s
         self.too_large = False  # set when an answer was refused unread
 

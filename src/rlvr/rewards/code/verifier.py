@@ -4,7 +4,7 @@ A test counts as passed only when a record saying so arrives through a channel t
 code cannot write (assert style: the separate checker process) or when the parent itself
 finds the returned value or printed output equal to the expected one (call and stdio styles:
 the expected values never enter the sandbox). Exit codes, exceptions, printed runner output
-and missing records never count. See `code_harness.py` for the argument in full and
+and missing records never count. See `code/harness.py` for the argument in full and
 docs/reward-hacks.md for the attacks this stops.
 
 One test, one process: each test is its own sandbox run (a fresh candidate process, scratch
@@ -23,8 +23,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
-from rlvr.rewards.code_codec import encode_value
-from rlvr.rewards.code_outcomes import (
+from rlvr.rewards.code.codec import encode_value
+from rlvr.rewards.code.outcomes import (
     Outcome,
     call_outcomes,
     check_outcomes,
@@ -32,7 +32,7 @@ from rlvr.rewards.code_outcomes import (
     read_records,  # noqa: F401  (part of this module's interface)
     verdict_from,
 )
-from rlvr.rewards.code_tests import COMPARISONS, MODULE_STYLES, CodeTests, outputs_match
+from rlvr.rewards.code.tests import COMPARISONS, MODULE_STYLES, CodeTests, outputs_match
 from rlvr.rewards.sandbox import Execution, Job, Limits, Sandbox
 from rlvr.rewards.verdict import Verdict
 
@@ -59,7 +59,7 @@ def extract_code(response: str, method: str = "last_block") -> str:
 class CodeVerifier:
     """Score a code answer by the fraction of its tests that really ran and really passed.
 
-    `gold` is a `CodeTests` or its JSON text (see `code_tests.py`). Runs go through a
+    `gold` is a `CodeTests` or its JSON text (see `code/tests.py`). Runs go through a
     `Sandbox` (one is made from `limits`, `workers`, `mode`, `isolation`, `allow_unisolated`
     unless `sandbox` is given; it raises SandboxUnavailable here, not at the first answer).
 
@@ -141,7 +141,7 @@ class CodeVerifier:
 
     def _collect(self, suites: list[CodeTests]) -> dict[tuple[str, str], str]:
         """Collect each test file not yet seen, all in parallel, with no candidate (see
-        `code_items.py`); keep the test ids, or why the file gives none. A collection run the
+        `code/items.py`); keep the test ids, or why the file gives none. A collection run the
         sandbox itself failed is not the file's fault: it is returned for this batch only (its
         answers score 0 as a sandbox error) and tried again next time."""
         failed: dict[tuple[str, str], str] = {}

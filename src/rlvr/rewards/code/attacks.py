@@ -16,8 +16,8 @@ from __future__ import annotations
 import uuid
 
 from rlvr.rewards.attack import Attack
-from rlvr.rewards.code_attacks_escape import LEAK_ATTACK, NETWORK_ATTACK
-from rlvr.rewards.code_tests import CallCase, CodeTests, IOCase
+from rlvr.rewards.code.attacks_escape import LEAK_ATTACK, NETWORK_ATTACK
+from rlvr.rewards.code.tests import CallCase, CodeTests, IOCase
 
 CASES = [((2, 3), 13), ((0, 5), 7), ((-4, 2), -1)]  # a * b + 7
 CANARY = f"CANARY-{uuid.uuid4().hex}"

@@ -12,8 +12,8 @@ flag "hedge") under every extraction order and template. Commitments are:
   nor one that negates ("the answer is not 5"), nor one around a box or tag it repeats.
 
 Not read: the reasoning inside `<think>...</think>` (it commits to nothing) and restated
-questions (sentences that end in "?": `math_spans.without_question_sentences`). Two commitments agree when they are equal as
-answers (`math_compare.Comparison`, both ways), or one's items are among the other's ("2, 3"
+questions (sentences that end in "?": `spans.without_question_sentences`). Two commitments agree when they are equal as
+answers (`compare.Comparison`, both ways), or one's items are among the other's ("2, 3"
 then "3"). A later different answer replaces the earlier one only as a retraction: a revision
 word between them ("wait", "no:", "on reflection", "I made a mistake") and no hedge or
 condition ("if", "alternatively", "or", "maybe", "otherwise", a note to the grader).
@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from rlvr.rewards.math_compare import Comparison
-from rlvr.rewards.math_extract import ANSWER_PHRASE, box_link, box_spans, phrase_value
-from rlvr.rewards.math_normalize import choice_letter, clean, top_level_items
-from rlvr.rewards.math_spans import few_words, without_question_sentences
+from rlvr.rewards.math.compare import Comparison
+from rlvr.rewards.math.extract import ANSWER_PHRASE, box_link, box_spans, phrase_value
+from rlvr.rewards.math.normalize import choice_letter, clean, top_level_items
+from rlvr.rewards.math.spans import few_words, without_question_sentences
 
 _TAG = re.compile(r"<answer\b[^<>]{0,80}>(.*?)</answer\s*>", re.DOTALL | re.IGNORECASE)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)

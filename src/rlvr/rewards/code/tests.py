@@ -11,7 +11,7 @@ Five styles, one `CodeTests` value each:
     {"style": "unittest", "tests": ["import unittest\\nfrom solution import add\\nclass ..."]}
 
 The pytest and unittest styles take one test file, as written; its tests are collected from it
-(`code_modules.py`), and the answer is module `solution`.
+(`code/modules.py`), and the answer is module `solution`.
 
 Optional keys: "program_prefix" (code put before the answer, e.g. a HumanEval prompt whose
 completion is the answer) and "test_helpers" (trusted code run before each assert-style test,
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlvr.errors import RewardError
-from rlvr.rewards.code_codec import encode_value
+from rlvr.rewards.code.codec import encode_value
 
 STYLES = ("assert", "call", "stdio", "pytest", "unittest")
 MODULE_STYLES = ("pytest", "unittest")  # one test file; its tests are collected from it
@@ -142,7 +142,7 @@ def values_match(got: Any, expected: Any, rel_tol: float = 1e-6, abs_tol: float 
     """Python equality on plain data, except: floats within tolerance (NaN equals NaN), and
     lists and tuples interchangeable (JSON cannot say tuple).
 
-    Both sides are plain data decoded by the parent (`code_codec.decode_value`), so no
+    Both sides are plain data decoded by the parent (`codec.decode_value`), so no
     candidate-defined `__eq__` ever runs here.
     """
     sequences = (list, tuple)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from rlvr.rewards.math_spans import without_questions
+from rlvr.rewards.math.spans import without_questions
 
 _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _GOLD_WORDS = re.compile(r"[A-Za-z]{2,}(?:[ -][A-Za-z]{2,}){0,2}")

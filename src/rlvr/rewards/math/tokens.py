@@ -1,5 +1,5 @@
 """A cursor over a token list, shared by the recursive-descent parsers of maths answers
-(`math_numeric` for values, `math_polynomial` for coefficients)."""
+(`numeric` for values, `polynomial` for coefficients)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The code verifier's harness: the modes that run model code against tests, inside the sandbox.
 
 Stdlib only, no `from __future__`: `sandbox/program.py` ships this source, joined after
-`sandbox/inside.py` and `code_codec.py` (the value format both sides share), into the sandbox
+`sandbox/inside.py` and `code/codec.py` (the value format both sides share), into the sandbox
 (its modes receive inside.py's `Job`).
 
 Why the candidate cannot forge a verdict: nothing the candidate's process says is a verdict.
@@ -24,8 +24,8 @@ import builtins
 import os
 import struct
 
-if __name__ != "__main__":  # imported by rlvr; inside the sandbox program code_codec is joined in first
-    from rlvr.rewards.code_codec import decode_value, encode_value
+if __name__ != "__main__":  # imported by rlvr; inside the sandbox program codec.py is joined in first
+    from rlvr.rewards.code.codec import decode_value, encode_value
 
 # json, select and socket are imported where used (and `serve` pre-imports them in warm mode):
 # a fresh sandbox that runs a plain program should not pay for them.

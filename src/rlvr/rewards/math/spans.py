@@ -1,6 +1,6 @@
 """Answers that are not in a box: a whole reply that is the answer, or its final maths span.
 
-Both are extractors (see `math_extract.py` for the order they are tried in). Every regex here
+Both are extractors (see `math/extract.py` for the order they are tried in). Every regex here
 is linear in the text's length; replies are bounded by the verifier's `max_chars`.
 """
 

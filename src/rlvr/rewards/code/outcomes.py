@@ -2,7 +2,7 @@
 
 Nothing a run printed counts; only records on the results channel (which only the checker, or
 in call style the harness in the candidate's process, writes) and the parent's own
-comparisons. See `code_verifier.py`.
+comparisons. See `code/verifier.py`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from rlvr.rewards.code_codec import decode_value
-from rlvr.rewards.code_tests import CallCase, values_match
+from rlvr.rewards.code.codec import decode_value
+from rlvr.rewards.code.tests import CallCase, values_match
 from rlvr.rewards.sandbox import Execution
 from rlvr.rewards.verdict import Verdict
 

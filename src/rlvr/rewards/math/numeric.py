@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 
-from rlvr.rewards.math_tokens import TokenCursor
+from rlvr.rewards.math.tokens import TokenCursor
 
 _TOKEN = re.compile(
     r"\s*(\d+(?:\.\d+)?|\\[a-zA-Z]+|[a-zA-Z]+|[-+*/^(){}\[\]!])"

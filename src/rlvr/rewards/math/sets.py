@@ -4,7 +4,7 @@ MATH's intermediate-algebra answers give a solution set in several spellings; ea
 interval (or union) it denotes, so the interval rules compare them exactly:
 
 - `\\{x \\mid x > 2\\}`, `\\{x : x \\le 3\\}`, `\\{x \\in \\mathbb{R} \\mid ...\\}`: the condition
-  inside (which `math_structure.as_interval` reads);
+  inside (which `structure.as_interval` reads);
 - `|x| \\ge 1`, `|x - 3| < 2`, `|x + 1| \\le 4` with number bounds: `(-\\infty,-1] \\cup
   [1,\\infty)`, `(1, 5)`, `[-5, 3]`. A bound of zero or less, or a variable one, is left alone.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from rlvr.rewards.math_normalize import to_fraction
+from rlvr.rewards.math.normalize import to_fraction
 
 _SET_BUILDER = re.compile(
     r"\\\{\s*([a-zA-Z])\s*(?:\\in\s*(?:\\mathbb\s*\{?R\}?|\(-\\infty,\s*\\infty\))\s*)?"

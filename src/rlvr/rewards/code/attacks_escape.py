@@ -1,5 +1,5 @@
 """The code attacks that reach out of the sandbox: the network, and a search for the tests'
-secret (memory, frames, gc, files, /proc, descriptors). Used by `code_attacks.py`."""
+secret (memory, frames, gc, files, /proc, descriptors). Used by `code/attacks.py`."""
 
 # Reads an answer for (a, b) from a server on the host: works only if the network does.
 NETWORK_ATTACK = (

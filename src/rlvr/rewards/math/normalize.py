@@ -11,7 +11,7 @@ no time limit. Applied to both sides (response and gold):
 - percentages: `split_percent` separates "50\\%" / "50 percent" into (50, True);
 - multiple-choice letters: "(B)", "B)", "\\text{(B)}", "b." are "B" (`choice_letter`);
 - hedges: `top_level_items` splits "19 or 20", "1, 2, 19" into several answers;
-- Unicode maths ("2½", "10²³", "√3": `math_unicode`), number words ("twelve": `math_words`),
+- Unicode maths ("2½", "10²³", "√3": `unicode`), number words ("twelve": `words`),
   scientific notation ("3.2e5", "3.2 \\times 10^{5}", exactly), "all real numbers", the
   empty set's spellings, "\\langle 1, 2 \\rangle" and nested lists "[[1, 0], [0, 1]]".
 """
@@ -22,8 +22,8 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from rlvr.rewards.math_unicode import unicode_to_latex
-from rlvr.rewards.math_words import number_word_value
+from rlvr.rewards.math.unicode import unicode_to_latex
+from rlvr.rewards.math.words import number_word_value
 
 _DECIMAL = re.compile(r"-?\d+(?:\.\d+)?")
 _FRACTION = re.compile(r"(-?\d+(?:\.\d+)?)/(-?\d+(?:\.\d+)?)")

@@ -1,6 +1,6 @@
-"""The tests of a test file (see `code_modules.py`): collected by id, and run one by id.
+"""The tests of a test file (see `code/modules.py`): collected by id, and run one by id.
 
-Stdlib only, no `from __future__`: joined after `code_modules.py` into the sandbox program.
+Stdlib only, no `from __future__`: joined after `code/modules.py` into the sandbox program.
 
 Ids: `test_f`, `test_f[1-2]` (parametrize: the values, or `ids`, or `pytest.param(id=...)`),
 `TestGroup::test_m`, `SomeCase::test_m` (unittest). A skip or skipif mark, like a skip
@@ -11,10 +11,10 @@ xfail test counts as the plain test it is.
 import types
 
 if __name__ != "__main__":  # imported by rlvr; inside the sandbox program these are joined in
-    from rlvr.rewards.code_harness import (
+    from rlvr.rewards.code.harness import (
         Channel, _unless_broken, describe, read_secret, start_checked, write_record,
     )  # fmt: skip
-    from rlvr.rewards.code_modules import (
+    from rlvr.rewards.code.modules import (
         TEST_MODULE, CollectError, Failed, Param, Skipped, load_tests,
     )  # fmt: skip
 

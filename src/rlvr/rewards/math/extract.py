@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from rlvr.rewards.math_spans import (
+from rlvr.rewards.math.spans import (
     extract_math_span,
     extract_whole,
     without_question_sentences,
@@ -373,5 +373,5 @@ def extract_answer(
             return method, answer
     return None
 
-# For math_commitments.py, which reads every commitment where the extractors read the last one.
+# For math/commitments.py, which reads every commitment where the extractors read the last one.
 ANSWER_PHRASE, box_spans, box_link = _ANSWER_PHRASE, _box_spans, _box_link

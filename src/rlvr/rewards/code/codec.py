@@ -1,7 +1,7 @@
 """The value format of the code verifier: plain data as JSON-ready trees, both ways.
 
 Stdlib only, no `from __future__`: `sandbox/program.py` ships this source into the sandbox
-before `code_harness.py`, and the parent imports it to decode what the sandbox sends, so that
+before `code/harness.py`, and the parent imports it to decode what the sandbox sends, so that
 both sides read and write one format. Types are checked exactly, never with isinstance: an
 object that is not plain data (a subclass with an always-true `__eq__`) cannot be encoded.
 """

@@ -1,6 +1,6 @@
 """Test files as people write them: a pytest module or a unittest module that imports `solution`.
 
-Stdlib only, no `from __future__`: joined after `code_harness.py` into the sandbox program,
+Stdlib only, no `from __future__`: joined after `code/harness.py` into the sandbox program,
 whose names (`Channel`, `CandidateProxy`, `CandidateFailed`, `describe`, ...) it uses.
 
 The test file runs only in the checker process, from the harness's own copy (fd 5), as
@@ -22,7 +22,7 @@ failure, skip, expected failure or unexpected success) while the candidate kept 
 import types
 
 if __name__ != "__main__":  # imported by rlvr; inside the sandbox program these are joined in
-    from rlvr.rewards.code_harness import CandidateFailed, CandidateProxy, decode_value
+    from rlvr.rewards.code.harness import CandidateFailed, CandidateProxy, decode_value
 
 TEST_MODULE = "test_solution"
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from rlvr.rewards.math_tokens import TokenCursor
+from rlvr.rewards.math.tokens import TokenCursor
 
 MAX_DEGREE = 32
 _TOKEN = re.compile(

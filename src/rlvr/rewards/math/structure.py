@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rlvr.rewards.math_normalize import top_level_items
+from rlvr.rewards.math.normalize import top_level_items
 
 _VARIABLE = r"(?:[a-zA-Z](?:_\{?\w+\}?)?|\\[a-z]+|[a-zA-Z]\([a-zA-Z]\))"
 # A name, or a tuple of names: "(p, q) = (3, 2)".

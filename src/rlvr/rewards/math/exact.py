@@ -20,7 +20,7 @@ import math
 import re
 from fractions import Fraction
 
-from rlvr.rewards.math_normalize import interval_parts, split_percent, to_fraction
+from rlvr.rewards.math.normalize import interval_parts, split_percent, to_fraction
 
 MIN_DECIMAL_DIGITS = 10
 # A decimal gold with this many significant digits is read as rounded ("2.236", "6.28"); a

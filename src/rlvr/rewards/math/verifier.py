@@ -2,14 +2,14 @@
 
 Three stages, each small and separately testable:
 
-1. Extraction (`math_extract.py`, `math_spans.py`): pull one answer string out of the
+1. Extraction (`math/extract.py`, `math/spans.py`): pull one answer string out of the
    completion, and out of the gold answer by the same path (a gold may be a worked solution,
    a boxed value or a sentence). Unicode maths ("2½", "√3", "10²³") is first rewritten as
-   LaTeX on both sides (`math_unicode.py`).
-2. Normalisation (`math_normalize.py`), on both sides: delimiters, mixed numbers, thousands
+   LaTeX on both sides (`math/unicode.py`).
+2. Normalisation (`math/normalize.py`), on both sides: delimiters, mixed numbers, thousands
    separators, currency, units and degrees (dropped, never converted), percentages,
    repeating decimals, multiple-choice letters, hedges.
-3. Equivalence (`math_compare.py`): shapes (lists, tuples, sets, intervals, inequalities,
+3. Equivalence (`math/compare.py`): shapes (lists, tuples, sets, intervals, inequalities,
    equations), exact numbers, then math-verify under our own wall-clock limit (see
    `time_limit.py` for why not math-verify's), except answers too large to evaluate.
 """
@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rlvr.rewards.math_compare import (
+from rlvr.rewards.math.compare import (
     Comparison,
     MAX_ANSWER_CHARS,
     math_verify_equal,
@@ -30,7 +30,7 @@ from rlvr.rewards.math_compare import (
     text_key,
     too_large,
 )
-from rlvr.rewards.math_extract import (
+from rlvr.rewards.math.extract import (
     DEFAULT_EXTRACT,
     EXTRACTORS,
     extract_answer,
@@ -38,12 +38,12 @@ from rlvr.rewards.math_extract import (
     extract_last_choice,
     extract_last_number,
 )
-from rlvr.rewards.math_commitments import find_hedge
-from rlvr.rewards.math_sentence import states_text_gold
-from rlvr.rewards.math_spans import few_words, without_questions
-from rlvr.rewards.math_unicode import unicode_to_latex
-from rlvr.rewards.math_structure import as_interval, shape
-from rlvr.rewards.math_normalize import (
+from rlvr.rewards.math.commitments import find_hedge
+from rlvr.rewards.math.sentence import states_text_gold
+from rlvr.rewards.math.spans import few_words, without_questions
+from rlvr.rewards.math.unicode import unicode_to_latex
+from rlvr.rewards.math.structure import as_interval, shape
+from rlvr.rewards.math.normalize import (
     choice_letter,
     choice_option,
     clean,
@@ -189,7 +189,7 @@ class MathVerifier:
 
     - a gold letter (A-J) is compared with the one letter the answer names ("(b)" == "B");
     - an answer listing several items ("19 or 20") against a one-item gold is a hedge: 0;
-    - otherwise `math_compare.Comparison` decides, math-verify limited to `timeout_s`
+    - otherwise `compare.Comparison` decides, math-verify limited to `timeout_s`
       seconds of wall time for the whole check; an answer too large to evaluate
       ("9^{9^{9}}") scores 0 unless it reads as the gold.
 
@@ -199,7 +199,7 @@ class MathVerifier:
         max_chars: longer responses score 0 without being read (bounds the regex work).
         rounded_golds: decimal golds are rounded values (TheoremQA's float answers): a more
             precise answer that rounds to the gold is right. Without it only a gold written
-            "\\approx 2.236" (or one of 10+ digits) is read so (math_exact.py).
+            "\\approx 2.236" (or one of 10+ digits) is read so (math/exact.py).
     """
 
     extract: tuple[str, ...] = DEFAULT_EXTRACT
@@ -291,7 +291,7 @@ class MathVerifier:
 
 
 def hedge_verdict(first: str, second: str) -> Verdict:
-    """0 for a reply that commits to two different answers (math_commitments.py)."""
+    """0 for a reply that commits to two different answers (math/commitments.py)."""
     return Verdict(0.0, f"hedge: commits to {_short(first, 40)} and to {_short(second, 40)}", ("hedge",))
 
 
