@@ -104,8 +104,21 @@ MUTANTS = [
            WIRING_TESTS),
     Mutant("critic_value_clip_ignored", PARTS, '"clip_eps": cr.value_clip', '"clip_eps": 0.2', WIRING_TESTS),
     Mutant("sampling_top_k_dropped", PARTS, "top_k=s.top_k,", "", WIRING_TESTS),
-    Mutant("mismatch_cap_read_from_low", SPEC, "cap=a.mismatch_cap", "cap=a.mismatch_low", WIRING_TESTS),
-    Mutant("lam_critic_not_read", SPEC, "lam_critic=a.lam_critic,", "", WIRING_TESTS),
+    Mutant("mismatch_table_not_read", SPEC, 'MismatchSpec(a.mismatch, **table_args(a, "mismatch"))',
+           "MismatchSpec(a.mismatch)", WIRING_TESTS),
+    Mutant("lam_critic_not_read", SPEC, "options.model_dump()", 'options.model_dump(exclude={"lam_critic"})',
+           WIRING_TESTS),
+    Mutant("kl_cov_coef_not_read", PLAN, "KL_COV_COEF if kl_cov is None else kl_cov.coef", "KL_COV_COEF",
+           WIRING_TESTS),
+    Mutant("dr_grpo_constant_always_the_budget", PLAN,
+           "float(config.sampling.max_new_tokens) if constant is None else constant",
+           "float(config.sampling.max_new_tokens)", WIRING_TESTS),
+    # [algo] / [reward] keyed on kind: the old flat keys' migration, and the refusal of a table
+    # of a kind not chosen (config/flat_keys.py, config/kind_tables.py).
+    Mutant("flat_lam_critic_not_migrated", "src/rlvr/config/flat_keys.py",
+           '"lam_critic": ("advantage", "lam_critic"), ', "", ("tests/config",)),
+    Mutant("table_of_an_unchosen_kind_accepted", "src/rlvr/config/kind_tables.py",
+           "if kind in data and kind not in chosen and data[kind] is not None:", "if False:", ("tests/config",)),
     # The trainer (train/trainer.py).
     Mutant("trainer_ignores_max_grad_norm", TRAINER, "clip_grad_norm_(stepped, self.optim.max_grad_norm)",
            'clip_grad_norm_(stepped, float("inf"))', TRAINER_TESTS),

@@ -40,18 +40,18 @@ RATIO_LEVEL = Registry("algo.ratio_level", {
 })
 SURROGATE = Registry("algo.surrogate", {
     "ppo_clip": "PPO's clipped ratio, decoupled algo.eps_low / algo.eps_high (DAPO's clip-higher)",
-    "dual_clip": "PPO clip plus the bound algo.clip_c on negative-advantage losses (arXiv:1912.09729)",
+    "dual_clip": "PPO clip plus the bound algo.dual_clip.clip_c on negative-advantage losses (arXiv:1912.09729)",
     "cispo": "the clipped, stop-gradient IS weight times log pi; no token loses its gradient (arXiv:2506.13585)",
-    "sapo": "a soft sigmoid gate on the ratio, temperatures algo.sapo_tau_pos / _neg (arXiv:2511.20347)",
+    "sapo": "a soft sigmoid gate on the ratio, temperatures algo.sapo.tau_pos / tau_neg (arXiv:2511.20347)",
     "gmpo": "one objective a sequence from the geometric mean of clipped token ratios (arXiv:2507.20673)",
     "reinforce": "-A log r: the vanilla policy gradient, no trust region (GPG)",
-    "dro": "a quadratic trust region (algo.dro_beta / 2) (log r)^2 instead of a clip (verl's dro)",
+    "dro": "a quadratic trust region (algo.dro.beta / 2) (log r)^2 instead of a clip (verl's dro)",
     "vespo": "a Gamma-shaped soft weight of the sequence ratio on each token's gradient (arXiv:2602.10693, TRL's vespo)",
     "dppo_tv": "drop tokens whose sampled-token probability moved over eps_high up (A > 0) / eps_low down: a TV trust region (arXiv:2602.04879, verl's dppo_tv)",
     "dppo_kl": "drop tokens whose binary KL of the sampled token's probability exceeds eps (arXiv:2602.04879, verl's dppo_kl)",
 })
 # Each surrogate's keyword parameters (the functions' keyword-only arguments; a test ties the
-# two), and the [algo] key each one is read from.
+# two): eps_low / eps_high are [algo]'s, the others its table's ([algo.dual_clip] clip_c, ...).
 SURROGATE_PARAMS: dict[str, tuple[str, ...]] = SURROGATE.bind({
     "ppo_clip": ("eps_low", "eps_high"),
     "dual_clip": ("eps_low", "eps_high", "clip_c"),
@@ -64,14 +64,10 @@ SURROGATE_PARAMS: dict[str, tuple[str, ...]] = SURROGATE.bind({
     "dppo_tv": ("eps_low", "eps_high", "clip_c"),
     "dppo_kl": ("eps_low", "eps_high", "clip_c"),
 }, table="SURROGATE_PARAMS")
-SURROGATE_PARAM_KEYS = {"eps_low": "eps_low", "eps_high": "eps_high", "clip_c": "clip_c",
-                        "tau_pos": "sapo_tau_pos", "tau_neg": "sapo_tau_neg", "beta": "dro_beta",
-                        "k_pos": "vespo_k_pos", "lambda_pos": "vespo_lambda_pos", "k_neg": "vespo_k_neg",
-                        "lambda_neg": "vespo_lambda_neg"}
 AGGREGATION = Registry("algo.aggregation", {
     "token_mean": "every token of the batch weighs the same (DAPO)",
     "seq_mean_token_mean": "mean over each sequence's tokens, then over sequences (GRPO)",
-    "seq_mean_token_sum_norm": "each sequence's token sum over algo.aggregation_constant, then mean (Dr. GRPO)",
+    "seq_mean_token_sum_norm": "each sequence's token sum over algo.seq_mean_token_sum_norm.constant, then mean (Dr. GRPO)",
     "prompt_mean": "token mean within each prompt's group, then mean over prompts (ScaleRL)",
     "token_sum": "every token weighs 1, no normalisation (verl's token-sum; scales with the batch)",
 })
@@ -91,10 +87,10 @@ KL_PLACEMENT = Registry("algo.kl_placement", {
 })
 MISMATCH = Registry("algo.mismatch", {
     "none": "trust the engine's log-probs as pi_old",
-    "token_tis": "recompute pi_old; weight each token by min(pi_old / mu, algo.mismatch_cap)",
+    "token_tis": "recompute pi_old; weight each token by min(pi_old / mu, algo.token_tis.cap)",
     "sequence_tis": "recompute pi_old; weight each sequence by its truncated ratio product",
-    "token_mis": "recompute pi_old; drop tokens whose ratio leaves [mismatch_low, mismatch_cap] (IcePop)",
-    "sequence_mis": "recompute pi_old; drop sequences whose ratio leaves [mismatch_low, mismatch_cap]",
+    "token_mis": "recompute pi_old; drop tokens whose ratio leaves [algo.token_mis.low, .cap] (IcePop)",
+    "sequence_mis": "recompute pi_old; drop sequences whose ratio leaves [algo.sequence_mis.low, .cap]",
 })
 SAMPLING_MASK = Registry("algo.sampling_mask", {
     "none": "the policy's log-probs over the full vocabulary, whatever top-k / top-p kept",
@@ -138,7 +134,7 @@ MODEL_VERIFIER = VERIFIER.subset("reward.verifier (model-based)", ("judge", "rub
 TEMPLATED_VERIFIER = VERIFIER.subset("reward.verifier (with a template)", ("math", "exact", "format", "rubric"))
 ANSWER_TEMPLATED_VERIFIER = VERIFIER.subset("reward.verifier (reads the committed answer)", ("math", "exact"))
 TEMPLATE = Registry("reward.template", {
-    "none": "no answer template: each verifier's own extraction (reward.extract)",
+    "none": "no answer template: each verifier's own extraction (reward.math.extract)",
     "think_answer": "reasoning in <think>...</think>, then the answer in <answer>...</answer>",
     "boxed": "the answer in the last \\boxed{...}",
 })

@@ -208,12 +208,12 @@ def test_the_objective_test_combos_are_exactly_the_coherent_ones():
     one the config refuses at load (config/coherence_run.py)."""
     from rlvr.config import load_config
     from rlvr.errors import ConfigError
-    from rlvr.names import AGGREGATION, RATIO_LEVEL, SURROGATE, SURROGATE_PARAM_KEYS
+    from rlvr.names import AGGREGATION, RATIO_LEVEL, SURROGATE
 
     for level, surrogate, aggregation in itertools.product(RATIO_LEVEL.names, SURROGATE.names, AGGREGATION.names):
-        keys = [f"algo.{SURROGATE_PARAM_KEYS[p]}={v}" for p, v in ARGS[surrogate].items()]
+        keys = [f"algo.{p if p.startswith('eps') else surrogate + '.' + p}={v}" for p, v in ARGS[surrogate].items()]
         overrides = [f'algo.ratio_level="{level}"', f'algo.surrogate="{surrogate}"', f'algo.aggregation="{aggregation}"',
-                     *keys, *(["algo.aggregation_constant=6.0"] if aggregation == "seq_mean_token_sum_norm" else [])]
+                     *keys, *(["algo.seq_mean_token_sum_norm.constant=6.0"] if aggregation == "seq_mean_token_sum_norm" else [])]
         if (level, surrogate, aggregation) in COMBOS:
             load_config(None, overrides)
         else:

@@ -49,7 +49,7 @@ def test_overrides_are_typed_and_blamed_on_set():
 def test_incoherent_combination_is_rejected_not_rewritten():
     with pytest.raises(ConfigError, match="kl_coef > 0 needs algo.kl"):
         load_config(None, ["algo.kl_coef=0.1"])
-    with pytest.raises(ConfigError, match="in an environment run needs algo.aggregation_constant"):
+    with pytest.raises(ConfigError, match="in an environment run needs algo.seq_mean_token_sum_norm.constant"):
         load_config(None, ["algo.aggregation=seq_mean_token_sum_norm", "env.kind=guess_number",
                            "task.kind=guess_number"])
     for sets in (["algo.surrogate=sapo"], ["algo.surrogate=sapo", "algo.sapo_tau_pos=1.0"],

@@ -63,7 +63,12 @@ READ_WHERE_USED: dict[str, tuple[str, ...]] = {
     **{f"model.vllm.{name}": ("engines/vllm_engine.py",) for name in ("dtype", "cpu_kv_cache_gib", "gpu_memory_utilization",
                                                                       "enforce_eager", "compile", "max_model_len",
                                                                       "prefix_caching")},
-    **{f"reward.{name}": ("rewards/build.py",) for name in ("math_rounded_golds", "template", "extract", "math_timeout_s", "code_timeout_s", "code_test_timeout_s", "format_strict", "exact_case_sensitive", "code_workers", "instructions_strict")},
+    "reward.template": ("rewards/build.py",),
+    # [reward.<verifier>]: each program verifier's own options (config/reward_section.py)
+    **{f"reward.{kind}.{name}": ("rewards/build.py",) for kind, names in (
+        ("math", ("extract", "timeout_s", "rounded_golds")), ("code", ("timeout_s", "test_timeout_s", "workers")),
+        ("format", ("strict",)), ("exact", ("case_sensitive",)), ("instructions", ("strict",)))
+       for name in names},
 }
 
 
@@ -71,6 +76,10 @@ def leaf_fields(model: type[BaseModel], prefix: str = "") -> list[str]:
     out = []
     for name, info in model.model_fields.items():
         kind = info.annotation
+        tables = [a for a in typing.get_args(kind) if a is not type(None)]  # an [algo.<kind>] table: Optional
+        if typing.get_origin(kind) is typing.Union and len(tables) == 1 and isinstance(tables[0], type) \
+                and issubclass(tables[0], BaseModel):
+            kind = tables[0]
         if isinstance(kind, type) and issubclass(kind, BaseModel):
             out += leaf_fields(kind, f"{prefix}{name}.")
         elif f"{prefix}{name}".split(".")[0] not in KEYED:
@@ -154,15 +163,40 @@ def two_settings(field: str) -> tuple[list[str], list[str]]:
 
 
 # field -> (the other overrides it needs to be valid, a value, another value); TOML values.
-_SAPO, _VESPO = ["algo.surrogate='sapo'", "algo.sapo_tau_pos=1.0", "algo.sapo_tau_neg=1.05"], [
-    "algo.surrogate='vespo'", "algo.vespo_k_pos=2.0", "algo.vespo_lambda_pos=3.0", "algo.vespo_k_neg=2.0",
-    "algo.vespo_lambda_neg=3.0"]
+# [algo.<kind>] / [reward.<kind>]: a field of a kind's table, set with that kind chosen (and what
+# the kind needs besides), at two valid values.
+_CHOOSE = {"gae": ["algo.baseline='none'", "algo.scale='none'"], "reinforce_pp": ["algo.scale='none'"],
+           "format": ["reward.template='boxed'"]}
+_REQUIRED = {"sapo": {"tau_pos": "1.0", "tau_neg": "1.05"}, "vespo": {"k_pos": "2.0", "lambda_pos": "3.0", "k_neg": "2.0",
+                                                                      "lambda_neg": "3.0"}}
+_TWO = {"clip_c": ("3.0", "4.0"), "tau_pos": ("1.0", "2.0"), "tau_neg": ("1.0", "2.0"), "beta": ("0.1", "0.2"),
+        "k_pos": ("2.0", "4.0"), "lambda_pos": ("2.0", "4.0"), "k_neg": ("2.0", "4.0"), "lambda_neg": ("2.0", "4.0"),
+        "gamma": ("1.0", "0.9"), "lam": ("0.95", "0.8"), "lam_critic": ("0.9", "0.8"), "lam_alpha": ("0.05", "0.1"),
+        "constant": ("8.0", "16.0"), "cap": ("2.0", "3.0"), "low": ("0.5", "0.3"), "ratio": ("0.0002", "0.3"),
+        "high": ("5.0", "6.0"), "coef": ("1.0", "2.0"), "extract": ("['boxed']", "['answer_tag']"),
+        "timeout_s": ("2.0", "3.0"), "rounded_golds": ("false", "true"), "test_timeout_s": ("5.0", "4.0"),
+        "workers": ("2", "3"), "strict": ("false", "true"), "case_sensitive": ("false", "true")}
+
+
+def _table_settings() -> dict[str, tuple[list[str], str, str]]:
+    from rlvr.config.algo_section import TABLE_AXIS, ALL_TABLES
+    from rlvr.config.reward_section import REWARD_TABLES
+
+    tables = [("algo", kind, cls, f"algo.{TABLE_AXIS[kind]}='{kind}'") for kind, cls in ALL_TABLES.items()]
+    tables += [("reward", kind, cls, f"reward.verifier='{kind}'") for kind, cls in REWARD_TABLES.items()]
+    out = {}
+    for section, kind, cls, choose in tables:
+        for name in cls.model_fields:
+            required = [f"{section}.{kind}.{k}={v}" for k, v in _REQUIRED.get(kind, {}).items() if k != name]
+            out[f"{section}.{kind}.{name}"] = ([choose, *_CHOOSE.get(kind, []), *required], *_TWO[name])
+    return out
+
+
 _KL = ["algo.kl='k3'", "algo.kl_coef=0.1"]
 NON_DEFAULT: dict[str, tuple[list[str], str, str]] = {
     "model.device": ([], "'cpu'", "'cuda'"),
     "model.lora_targets": (["model.lora_rank=4"], "['q_proj']", "['v_proj']"),
     "model.teacher_path": (_KL, "'a'", "'b'"),
-    "reward.extract": ([], "['boxed']", "['answer_tag']"),
     "reward.judge.backend": (["reward.verifier='judge'", "reward.judge.model='m'", "reward.judge.url='http://x'"],
                              "'transformers'", "'http'"),
     "reward.rubric": (["reward.verifier='rubric'"], "[{name = 'a', verifier = 'math', weight = 1.0}]",
@@ -170,15 +204,7 @@ NON_DEFAULT: dict[str, tuple[list[str], str, str]] = {
     "reward.rules": (["reward.verifier='rules'", "reward.judge.model='m'"], "['Be brief.']", "['Be kind.']"),
     "sampling.stop": ([], "[]", "['\\n']"),
     "algo.advantage": (["algo.baseline='none'", "algo.scale='none'"], "'group'", "'reinforce_pp'"),
-    "algo.lam_critic": (["algo.advantage='gae'", "algo.baseline='none'", "algo.scale='none'"], "0.9", "0.8"),
-    "algo.lam_alpha": (["algo.advantage='gae'", "algo.baseline='none'", "algo.scale='none'"], "0.05", "0.1"),
-    "algo.clip_c": (["algo.surrogate='dual_clip'"], "3.0", "4.0"),
-    "algo.sapo_tau_pos": (_SAPO[:1] + _SAPO[2:], "1.0", "2.0"),
-    "algo.sapo_tau_neg": (_SAPO[:2], "1.0", "2.0"),
-    "algo.dro_beta": (["algo.surrogate='dro'"], "0.1", "0.2"),
-    **{f"algo.vespo_{k}": ([o for o in _VESPO if not o.startswith(f"algo.vespo_{k}=")], "2.0", "4.0")
-       for k in ("k_pos", "lambda_pos", "k_neg", "lambda_neg")},
-    "algo.aggregation_constant": (["algo.aggregation='seq_mean_token_sum_norm'"], "8.0", "16.0"),
+    **_table_settings(),
     "algo.kl": (["algo.kl_coef=0.1"], "'k1'", "'k3'"),
     "algo.kl_coef": (_KL[:1], "0.1", "0.2"),
     "algo.kl_clamp": (_KL, "1.0", "2.0"),

@@ -44,7 +44,7 @@ def test_the_producer_follows_orchestrate_mode():
 
 
 def test_the_objective_takes_exactly_the_surrogates_declared_arguments():
-    dual = plan_run(load_config(REPO / "recipes" / "grpo.toml", ["algo.surrogate=dual_clip", "algo.clip_c=3.0"]))
+    dual = plan_run(load_config(REPO / "recipes" / "grpo.toml", ["algo.surrogate=dual_clip", "algo.dual_clip.clip_c=3.0"]))
     assert dict(dual.objective["surrogate_args"]) == {"eps_low": 0.2, "eps_high": 0.2, "clip_c": 3.0}
     sapo = plan_run(load_config(REPO / "recipes" / "sapo.toml"))
     assert set(sapo.objective["surrogate_args"]) == {"tau_pos", "tau_neg"}
@@ -54,7 +54,8 @@ def test_the_objective_takes_exactly_the_surrogates_declared_arguments():
 def test_the_plans_objective_arguments_are_exactly_the_objectives_fields():
     """`objective_args` reads [algo] by Objective's field names: a field missing from
     OBJECTIVE_KEYS would leave the loss at its default whatever the recipe says."""
-    assert set(OBJECTIVE_KEYS) | {"surrogate_args"} == {f.name for f in dataclasses.fields(Objective)}
+    assert set(OBJECTIVE_KEYS) | {"surrogate_args", "aggregation_constant", "kl_cov_coef"} == \
+        {f.name for f in dataclasses.fields(Objective)}
     plan = plan_run(load_config(REPO / "recipes" / "grpo.toml"))
     assert set(plan.objective) == {f.name for f in dataclasses.fields(Objective)}
 

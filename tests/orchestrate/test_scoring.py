@@ -65,14 +65,14 @@ def test_each_verifier_gets_its_own_settings():
 
     fmt = build_reward_fn(load_config(None, ["reward.verifier=format", "reward.template=boxed"]).reward)
     assert fmt(response="so \\boxed{5}", gold="").score == 1.0 and fmt(response="<answer>5</answer>", gold="").score == 0.0
-    maths = build_reward_fn(load_config(None, ["reward.extract=['boxed']", "reward.math_timeout_s=0.5"]).reward)
+    maths = build_reward_fn(load_config(None, ["reward.math.extract=['boxed']", "reward.math.timeout_s=0.5"]).reward)
     assert maths(response="the answer is 5", gold="5").score == 0.0 and maths(response="\\boxed{5}", gold="5").score == 1.0
     assert maths.timeout_s == 0.5
-    code = VERIFIER_OPTIONS["code"](load_config(None, ["reward.code_timeout_s=7", "reward.math_timeout_s=0.5",
-                                                       "reward.code_test_timeout_s=3"]).reward)
+    code = VERIFIER_OPTIONS["code"](load_config(None, ["reward.verifier=code", "reward.code.timeout_s=7",
+                                                       "reward.code.test_timeout_s=3"]).reward)
     assert (code["limits"].wall_s, code["limits"].test_wall_s) == (7.0, 3.0)  # separate settings
     with pytest.raises(ConfigError, match="reward: unknown answer extractor"):
-        build_reward_fn(load_config(None, ["reward.extract=['nope']"]).reward)
+        build_reward_fn(load_config(None, ["reward.math.extract=['nope']"]).reward)
 
 
 @pytest.mark.parametrize("name", sorted(VERIFIER_OPTIONS))
@@ -111,7 +111,7 @@ def test_removed_and_incoherent_reward_keys_are_named_with_their_line(tmp_path):
 
     recipe = tmp_path / "old.toml"
     recipe.write_text('[reward]\nverifier = "math"\ntimeout_s = 3.0\n')
-    with pytest.raises(ConfigError, match=r"old.toml:3: reward.timeout_s: removed: .*reward.math_timeout_s"):
+    with pytest.raises(ConfigError, match=r"old.toml:3: reward.timeout_s: removed: .*reward.math.timeout_s"):
         load_config(recipe)
     with pytest.raises(ConfigError, match="reward.format_template: renamed reward.template"):
         load_config(None, ["reward.verifier=format", "reward.format_template=boxed"])

@@ -106,9 +106,27 @@ def explain(config) -> str:
         for key, info in type(section).model_fields.items():
             if info.description:
                 lines.append(f"#   {name}.{key} = {getattr(section, key)!r}: {info.description}")
+    lines += kind_table_lines(config)
     lines.append("# the range each number takes (values outside are refused):")
     lines += range_lines(config, "")
     return "\n".join(lines) + "\n"
+
+
+def kind_table_lines(config) -> list[str]:
+    """The chosen kinds' own tables of [algo] and [reward] ([algo.gae], [reward.math], ...)."""
+    from rlvr.config.algo_section import ALL_TABLES
+    from rlvr.config.reward_section import REWARD_TABLES
+
+    lines = []
+    for name, tables in (("algo", ALL_TABLES), ("reward", REWARD_TABLES)):
+        for kind in tables:
+            table = getattr(getattr(config, name), kind)
+            if table is None:
+                continue
+            lines.append(f"# [{name}.{kind}]: {' '.join(type(table).__doc__.split())}")
+            lines += [f"#   {name}.{kind}.{key} = {getattr(table, key)!r}: {info.description}"
+                      for key, info in type(table).model_fields.items() if info.description]
+    return lines
 
 
 def recipes(args: argparse.Namespace) -> int:

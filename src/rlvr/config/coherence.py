@@ -1,9 +1,10 @@
 """Every cross-field rule of a run's configuration, in one place: one sentence for each
 combination of settings that cannot work together, naming the config key(s) at fault.
 
-`Config` (schema.py) runs `incoherences` once, at load, and raises with every sentence; the
-[task] and [reward] sections (and a rubric criterion) run theirs in their own validators, so
-that `rlvr verify`, which reads a [reward] section alone, gets them too. Nothing here rewrites
+`Config` (schema.py) runs `incoherences` once, at load, and raises with every sentence. The
+rules of one section alone run in that section's validators, next to it (task_sections.py,
+reward_section.py, algo_section.py), so that `rlvr verify`, which reads a [reward] section
+alone, gets them too. Nothing here rewrites
 a value, and nothing imports torch: `load_config` and `rlvr recipes show` refuse an incoherent
 recipe before any model code loads. Checks that need the machine (WORLD_SIZE, a package's list
 of generators, a model's vocabulary) stay where they run. The rules of the objective's axes and
@@ -19,11 +20,7 @@ from rlvr.config.coherence_env import env_incoherences
 from rlvr.config.coherence_run import algo_incoherences, run_incoherences
 
 if TYPE_CHECKING:
-    from rlvr.config.schema import ArithmeticTask, Config, RewardSection, RubricCriterion
-
-# The fewest distinct problems `task.kind = "arithmetic"` may enumerate: it builds every one in
-# memory (about 200 bytes each), so a huge operand range would exhaust memory, not fail.
-MAX_ARITHMETIC_PROBLEMS = 1_000_000
+    from rlvr.config.schema import Config
 
 
 def incoherences(c: Config) -> Iterator[str]:
@@ -98,47 +95,3 @@ def reward_incoherences(c: Config) -> Iterator[str]:
         yield ("reward.verifier = 'probability' in async mode needs the in-process engine (backend = 'local', "
                "model.engine = 'hf'): it scores with the engine's copy of the weights, and only that engine "
                "has one the trainer thread does not touch")
-
-
-# --- rules of one section, run by the section's own validator ----------------------------------
-
-
-def arithmetic_problems(t: ArithmeticTask) -> Iterator[str]:
-    """The operand range and ops of `task.kind = "arithmetic"` (low > high: see task_incoherences)."""
-    if t.kind != "arithmetic":
-        return
-    if not t.ops or set(t.ops) - set("+-*") or len(set(t.ops)) != len(t.ops):
-        yield f"task.ops = {t.ops!r}: use some of '+', '-', '*', each at most once"
-        return
-    if t.low > t.high:
-        return
-    count = (t.high - t.low + 1) ** 2 * len(t.ops)
-    if count > MAX_ARITHMETIC_PROBLEMS:
-        yield (f"task.low .. task.high ({t.low} .. {t.high}) with ops {t.ops!r} gives "
-               f"{count} problems; at most {MAX_ARITHMETIC_PROBLEMS} are enumerated")
-    elif t.test_size >= count:
-        yield (f"task.test_size = {t.test_size} leaves no training problem: the operand range "
-               f"gives {count} problems in all (test_size must be below that)")
-
-
-def criterion_problems(c: RubricCriterion) -> Iterator[str]:
-    set_ = [k for k in ("function", "verifier", "question") if getattr(c, k) is not None]
-    if len(set_) != 1:
-        yield f"criterion {c.name!r} needs exactly one of function, verifier, question (has {set_ or 'none'})"
-
-
-def reward_section_problems(r: RewardSection) -> Iterator[str]:
-    formats = r.verifier == "format" or any(c.verifier == "format" for c in r.rubric)
-    if formats and r.template == "none":
-        yield "the format verifier checks the answer template: set reward.template = 'think_answer' or 'boxed'"
-    if r.template != "none" and (r.function or r.verifier not in names.TEMPLATED_VERIFIER.names):
-        scorer = "reward.function" if r.function else f"verifier {r.verifier!r}"
-        yield (f"reward.template = {r.template!r} applies to the verifiers "
-               f"{', '.join(names.TEMPLATED_VERIFIER.names)}, not {scorer} (set template = 'none'; "
-               f"a function can call rlvr.rewards.templates.committed_answer)")
-
-
-def refuse(problems: Iterator[str]) -> None:
-    """ValueError with every sentence, for a pydantic validator (which names the file and line)."""
-    if found := list(problems):
-        raise ValueError("; ".join(found))

@@ -10,7 +10,8 @@ from rlvr import names
 from rlvr.config.vllm_section import vllm_lora_refusal
 
 if TYPE_CHECKING:
-    from rlvr.config.schema import AlgoSection, Config
+    from rlvr.config.algo_section import AlgoSection
+    from rlvr.config.schema import Config
 
 SEQUENCE_RATIOS = ("sequence", "sequence_sum")  # one log-ratio a row, its gradient spread over the row
 
@@ -21,15 +22,12 @@ def algo_incoherences(c: Config) -> Iterator[str]:
     yield from per_token_incoherences(c.algo)
     yield from advantage_incoherences(c)
     a = c.algo
-    if a.aggregation == "seq_mean_token_sum_norm" and a.aggregation_constant is None and c.env.kind != "none":
+    if a.aggregation == "seq_mean_token_sum_norm" and a.seq_mean_token_sum_norm.constant is None and c.env.kind != "none":
         # single-turn, C defaults to sampling.max_new_tokens (orchestrate/plan.py); an episode's
         # completion spans several turns, whose budget only the user knows
-        yield ("algo.aggregation = 'seq_mean_token_sum_norm' in an environment run needs algo.aggregation_constant: "
-               "Dr. GRPO's C, the episode's generation budget (sampling.max_new_tokens is one turn's)")
-    if a.aggregation != "seq_mean_token_sum_norm" and a.aggregation_constant is not None:
-        yield f"algo.aggregation_constant is only used by 'seq_mean_token_sum_norm', not {a.aggregation!r}"
-    if a.cov_low >= a.cov_high:
-        yield f"algo.cov_low ({a.cov_low}) must be below algo.cov_high ({a.cov_high})"
+        yield ("algo.aggregation = 'seq_mean_token_sum_norm' in an environment run needs "
+               "algo.seq_mean_token_sum_norm.constant: Dr. GRPO's C, the episode's generation budget "
+               "(sampling.max_new_tokens is one turn's)")
 
 
 def kl_incoherences(c: Config) -> Iterator[str]:
@@ -44,31 +42,15 @@ def kl_incoherences(c: Config) -> Iterator[str]:
         yield "algo.kl_clamp bounds the KL term: it needs algo.kl set"
 
 
-def optional_surrogate_keys(a: AlgoSection) -> dict[str, tuple[str, ...]]:
-    """[algo] key -> the surrogates that read it, for the keys that default to None (unset
-    unless a recipe sets them): the registry's declared parameters (rlvr/names.py)."""
-    takers: dict[str, tuple[str, ...]] = {}
-    for surrogate, params in names.SURROGATE_PARAMS.items():
-        for p in params:
-            key = names.SURROGATE_PARAM_KEYS[p]
-            if type(a).model_fields[key].default is None:
-                takers[key] = (*takers.get(key, ()), surrogate)
-    return takers
-
-
 def surrogate_incoherences(a: AlgoSection) -> Iterator[str]:
-    for key, takers in optional_surrogate_keys(a).items():
-        if (getattr(a, key) is not None) != (a.surrogate in takers):
-            why = ""
-            if a.surrogate == "cispo" and key == "clip_c":
-                why = (": CISPO never cuts a gradient, its clipped weight already bounds every token's update; "
-                       "use algo.surrogate = 'dual_clip' for a PPO surrogate with a bound on negative advantages")
-            yield f"algo.{key} is set exactly when algo.surrogate = {' or '.join(map(repr, takers))}{why}"
+    """The surrogate's own options ([algo.dual_clip], ...) are present exactly when it is
+    chosen (config/algo_section.py); these are the rules between them and the shared axes."""
     if a.surrogate in ("ppo_clip", "dual_clip") and a.eps_low >= 1:
         yield (f"algo.surrogate = {a.surrogate!r} with algo.eps_low = {a.eps_low} >= 1 never clips low; "
                "only 'cispo' takes an unbounded lower side")
-    if a.surrogate == "dual_clip" and a.clip_c is not None and a.clip_c <= 1:
-        yield (f"algo.surrogate = 'dual_clip' needs algo.clip_c > 1 (arXiv:1912.09729), got {a.clip_c}: with "
+    if a.surrogate == "dual_clip" and a.dual_clip.clip_c <= 1:
+        yield (f"algo.surrogate = 'dual_clip' needs algo.dual_clip.clip_c > 1 (arXiv:1912.09729), got "
+               f"{a.dual_clip.clip_c}: with "
                "c <= 1 the bound is active on-policy and cuts every negative-advantage gradient")
     if a.surrogate == "gmpo" and a.ratio_level != "token":
         yield (f"algo.surrogate = 'gmpo' takes token log-ratios (it forms the geometric mean itself), "
@@ -76,9 +58,9 @@ def surrogate_incoherences(a: AlgoSection) -> Iterator[str]:
     if a.surrogate in ("dppo_tv", "dppo_kl") and a.ratio_level != "token":
         yield (f"algo.surrogate = {a.surrogate!r} bounds each token's own probability, so it takes token "
                f"log-ratios, not algo.ratio_level = {a.ratio_level!r}")
-    if a.surrogate in ("dppo_tv", "dppo_kl") and a.clip_c is not None and a.clip_c <= 1:
-        yield (f"algo.surrogate = {a.surrogate!r} needs algo.clip_c > 1 (its IS-weight cap; the paper recommends "
-               f"a large one), got {a.clip_c}")
+    if a.surrogate in ("dppo_tv", "dppo_kl") and a.options("surrogate").clip_c <= 1:
+        yield (f"algo.surrogate = {a.surrogate!r} needs algo.{a.surrogate}.clip_c > 1 (its IS-weight cap; the paper "
+               f"recommends a large one), got {a.options('surrogate').clip_c}")
     if a.surrogate == "vespo" and a.ratio_level != "token":
         yield (f"algo.surrogate = 'vespo' takes token log-ratios (it forms the sequence weight itself), "
                f"not algo.ratio_level = {a.ratio_level!r}")
@@ -94,7 +76,7 @@ def advantage_varies_per_token(a: AlgoSection) -> bool:
     and undiscounted REINFORCE++ give one value a row."""
     if a.advantage == "gae":
         return True
-    return a.advantage == "reinforce_pp" and (a.gamma < 1 or (a.kl_placement == "reward" and a.kl != "none"))
+    return a.advantage == "reinforce_pp" and (a.reinforce_pp.gamma < 1 or (a.kl_placement == "reward" and a.kl != "none"))
 
 
 def per_token_incoherences(a: AlgoSection) -> Iterator[str]:
@@ -120,8 +102,6 @@ def advantage_incoherences(c: Config) -> Iterator[str]:
         yield "algo.advantage = 'reinforce_pp' takes algo.baseline 'none' or 'group_mean' (REINFORCE++-baseline)"
     if a.advantage == "gae" and (a.baseline != "none" or a.scale != "none"):
         yield "algo.advantage = 'gae' takes its baseline from the critic: set algo.baseline and algo.scale to 'none'"
-    if a.advantage != "gae" and (a.lam_critic is not None or a.lam_alpha is not None):
-        yield "algo.lam_critic / algo.lam_alpha are only read when algo.advantage = 'gae'"
 
 
 def run_incoherences(c: Config) -> Iterator[str]:

@@ -16,6 +16,7 @@ from typing import Any, Optional
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from rlvr.config.flat_keys import FlatKeyError, log_moved, without_flat_keys
 from rlvr.config.schema import Config
 from rlvr.errors import ConfigError
 
@@ -109,6 +110,14 @@ def apply_override(data: dict, item: str, schema: type[BaseModel] = Config) -> N
 
 def validate(data: dict, text: str, where: str, overridden: set[str] = frozenset(),
              schema: type[BaseModel] = Config) -> Config:
+    if schema is Config:  # flat [algo] / [reward] keys of an older run folder or recipe
+        try:
+            data, moved = without_flat_keys(data)
+        except FlatKeyError as e:
+            dotted = ".".join(e.loc)
+            place = "--set" if dotted in overridden else f"{where}:{find_line(text, e.loc) or ''}".rstrip(":")
+            raise ConfigError(f"{place}: {e}") from None
+        log_moved(where, moved)
     try:
         return schema.model_validate(data)
     except ValidationError as e:

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from rlvr import names
-from rlvr.config.coherence import MAX_ARITHMETIC_PROBLEMS, criterion_problems, incoherences, refuse, reward_section_problems
-from rlvr.config.section import Section
+from rlvr.config.algo_section import AlgoSection
+from rlvr.config.coherence import incoherences
+from rlvr.config.reward_section import REMOVED_REWARD_KEYS, JudgeSection, RewardSection, RubricCriterion  # noqa: F401
+from rlvr.config.section import Section, refuse
 from rlvr.config.values import check_folder_path, check_run_name
 from rlvr.config.sections_env import EnvSection, GuessNumberTask, NoEnv  # noqa: F401
-from rlvr.config.task_sections import (TASK_SECTIONS, ArithmeticTask, DatasetsTask, HumanEvalTask, JsonlTask,  # noqa: F401
+from rlvr.config.task_sections import (MAX_ARITHMETIC_PROBLEMS, TASK_SECTIONS, ArithmeticTask, DatasetsTask, HumanEvalTask, JsonlTask,  # noqa: F401
                                        ReasoningGymTask, TaskSection, task_section, task_without_leftovers)
 from rlvr.config.vllm_section import VLLMSection
 
@@ -77,88 +79,6 @@ class ModelSection(Section):
     chat_template: str = Field("auto", min_length=1)
 
 
-class JudgeSection(Section):
-    """The generative judge (GenRM) behind `verifier = "judge"`, rubric criteria and rules."""
-
-    backend: Literal["transformers", "http"] = "transformers"
-    model: Optional[str] = None  # transformers: a model folder; http: the served model's name
-    url: Optional[str] = None  # http: an OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1
-    samples: int = Field(1, ge=1, le=1024)  # k judge samples; the reward is their mean P(yes)
-    max_new_tokens: int = Field(256, ge=0, le=1048576)  # the judge's reasoning before its yes/no
-    temperature: float = Field(1.0, ge=0, le=10)
-    timeout_s: float = Field(60.0, gt=0, le=86400)  # http: per request
-
-
-class RubricCriterion(Section):
-    """One named, weighted criterion: scored by a program (`function` or `verifier`) or by the
-    judge answering `question`. Exactly one of the three is set."""
-
-    name: str
-    weight: float = Field(1.0, gt=0, le=1e6)
-    function: Optional[str] = None  # "package.module:function"
-    verifier: Optional[names.PROGRAM_VERIFIER.literal()] = None
-    question: Optional[str] = None
-
-    @model_validator(mode="after")
-    def _one_scorer(self) -> "RubricCriterion":
-        refuse(criterion_problems(self))  # config/coherence.py
-        return self
-
-
-class RewardSection(Section):
-    """[reward]. The defaults equal the verifiers' own (tests/orchestrate/test_scoring.py checks
-    it), so training, `rlvr verify` and `rlvr audit` (whose --option keys are these) agree."""
-
-    verifier: names.VERIFIER.literal() = "math"
-    # The answer template the prompt asks for (rewards/templates.py). "think_answer" / "boxed":
-    # math and exact score only the committed answer (none committed: 0, no fall-through to
-    # another extractor), and verifier = "format" checks this template. "none": each
-    # verifier's own extraction (`extract`), for prompts that ask for no template.
-    template: names.TEMPLATE.literal() = "none"
-    extract: list[str] = ["boxed", "answer_tag", "answer_phrase", "whole", "math_span", "last_number"]  # math
-    math_timeout_s: float = Field(2.0, gt=0, le=3600)  # math: wall-clock limit of one math-verify check
-    # math: decimal golds are rounded values (TheoremQA's floats), so "2.2361" is right for "2.236";
-    # off, only a gold written "\approx 2.236" (or of 10+ digits) is read as rounded
-    math_rounded_golds: bool = False
-    code_timeout_s: float = Field(10.0, gt=0, le=86400)  # code: wall-clock budget of one answer's tests together
-    code_test_timeout_s: float = Field(5.0, gt=0, le=86400)  # code: wall-clock limit of one test (its own process)
-    format_strict: bool = False  # format
-    exact_case_sensitive: bool = False  # exact: compare letters as written
-    code_workers: int = Field(2, ge=1, le=1024)  # code: sandbox runs in parallel
-    instructions_strict: bool = False  # instructions: all constraints or nothing
-    on_error: Literal["fail", "zero"] = "fail"
-    # A step's reward calls at once (rewards/concurrent.py): 1 = one after the other; "thread"
-    # for functions that wait on I/O, "process" for CPU-bound Python (picklable functions).
-    score_workers: int = Field(1, ge=1, le=1024)
-    score_pool: Literal["thread", "process"] = "thread"
-    call_timeout_s: float = Field(0.0, ge=0, le=86400)  # one reward call's wall-clock limit; 0 = none
-    function: Optional[str] = None  # "package.module:function", replaces the verifier
-    judge: JudgeSection = JudgeSection()
-    rubric: list[RubricCriterion] = []  # verifier = "rubric"
-    rules: list[str] = []  # verifier = "rules": natural-language rules, each graded by the judge
-    # Removed keys, kept only to say what replaced them (pointing at the key's line).
-    timeout_s: None = Field(None, exclude=True)
-    format_template: None = Field(None, exclude=True)
-
-    @field_validator("timeout_s", "format_template", mode="before")
-    @classmethod
-    def _removed(cls, value: object, info: ValidationInfo) -> None:
-        raise ValueError(REMOVED_REWARD_KEYS[info.field_name])
-
-    @model_validator(mode="after")
-    def _template_fits_verifier(self) -> "RewardSection":
-        refuse(reward_section_problems(self))  # config/coherence.py
-        return self
-
-
-REMOVED_REWARD_KEYS = {
-    "timeout_s": "removed: a maths check and a code run have separate limits now; set "
-                 "reward.math_timeout_s and/or reward.code_timeout_s",
-    "format_template": "renamed reward.template (it also makes math and exact read only the "
-                       "template's answer)",
-}
-
-
 class SamplingSection(Section):
     group_size: int = Field(8, ge=1, le=4096)
     prompts_per_step: int = Field(16, ge=1, le=1_000_000)
@@ -176,62 +96,6 @@ class SamplingSection(Section):
     mask_truncated: bool = False  # drop completions cut at max_new_tokens from the loss
     curriculum: names.CURRICULUM.literal() = "none"
     retire_at: float = Field(0.9, gt=0, le=1)  # a prompt whose pass rate reaches this is retired
-
-
-class AlgoSection(Section):
-    advantage: names.ADVANTAGE.literal() = "group"
-    baseline: names.BASELINE.literal() = "group_mean"
-    scale: names.SCALE.literal() = "group_std"
-    adv_eps: float = Field(1e-4, ge=0, le=1)
-    gamma: float = Field(1.0, gt=0, le=1)  # reinforce_pp, gae: discount of the token returns
-    lam: float = Field(0.95, ge=0, le=1)  # gae: lambda of the policy advantages
-    lam_critic: Optional[float] = Field(None, ge=0, le=1)  # gae: lambda of the critic targets (VAPO: 1.0)
-    lam_alpha: Optional[float] = Field(None, gt=0, le=1e6)  # gae: VAPO length-adaptive lam = 1 - 1/(alpha l)
-    ratio_level: names.RATIO_LEVEL.literal() = "token"
-    surrogate: names.SURROGATE.literal() = "ppo_clip"
-    eps_low: float = Field(0.2, ge=0, le=10)
-    eps_high: float = Field(0.2, ge=0, le=100)
-    clip_c: Optional[float] = Field(None, ge=0, le=1e6)  # dual_clip: bound on the loss of negative-advantage tokens
-    sapo_tau_pos: Optional[float] = Field(None, gt=0, le=1000)  # sapo: gate temperature for A > 0 (paper: 1.0)
-    sapo_tau_neg: Optional[float] = Field(None, gt=0, le=1000)  # sapo: gate temperature for A <= 0 (paper: 1.05)
-    dro_beta: Optional[float] = Field(None, gt=0, le=1e6)  # dro: weight of the quadratic log-ratio penalty
-    # vespo: phi(w) = e^lam w^k e^(-lam w) of the sequence ratio w, (k, lam) by the sign of A
-    # (TRL's defaults: k_pos 2, lambda_pos 3, k_neg 3, lambda_neg 2)
-    vespo_k_pos: Optional[float] = Field(None, ge=0, le=1000)
-    vespo_lambda_pos: Optional[float] = Field(None, gt=0, le=1000)
-    vespo_k_neg: Optional[float] = Field(None, ge=0, le=1000)
-    vespo_lambda_neg: Optional[float] = Field(None, gt=0, le=1000)
-    aggregation: names.AGGREGATION.literal() = "seq_mean_token_mean"
-    aggregation_constant: Optional[float] = Field(None, gt=0, le=1e9)
-    kl: names.KL.literal() = "none"
-    kl_coef: float = Field(0.0, ge=0, le=1000)
-    kl_placement: names.KL_PLACEMENT.literal() = "loss"
-    kl_clamp: Optional[float] = Field(None, gt=0, le=1e6)
-    entropy_coef: float = Field(0.0, ge=0, le=1000)
-    # VAPO positive-example LM loss: + mu * NLL of the completions whose reward is 1.
-    positive_lm_coef: float = Field(0.0, ge=0, le=1000)
-    # Engine/trainer mismatch: recompute pi_old with the trainer and weight each token's policy
-    # term by the truncated ratio pi_old / mu (token_tis) or its sequence product (sequence_tis);
-    # token_mis / sequence_mis drop (weight 0) the tokens / sequences whose ratio leaves
-    # [mismatch_low, mismatch_cap] and keep the ratio of the others (IcePop's two-sided mask).
-    mismatch: names.MISMATCH.literal() = "none"
-    mismatch_cap: float = Field(2.0, gt=1, le=1e6)
-    mismatch_low: float = Field(0.5, gt=0, lt=1)  # token_mis / sequence_mis only
-    # DeepSeek-V3.2's off-policy sequence mask: a negative-advantage sequence whose mean
-    # log(pi_old / pi) exceeds this is left out of the loss. None = off. Any finite value, as
-    # TRL's off_policy_mask_threshold: below 0 it also drops negatives the policy moved towards.
-    off_policy_delta: Optional[float] = Field(None, ge=-1e6, le=1e6)
-    # Sampling-mask replay: the policy's log-probs renormalised over the top-k / top-p set the
-    # engine drew each token from, so pi / pi_old compares the distributions really sampled.
-    sampling_mask: names.SAMPLING_MASK.literal() = "none"
-    # Entropy control by covariance (Cui et al. 2025): the cov_ratio share of the batch's tokens
-    # with the largest (kl_cov) or a random in-band (clip_cov: cov_low < cov < cov_high) covariance
-    # between log-prob and advantage gets a |KL| penalty / leaves the loss.
-    entropy_control: names.ENTROPY_CONTROL.literal() = "none"
-    cov_ratio: float = Field(2e-4, gt=0, le=1)
-    cov_low: float = Field(1.0, ge=-1e6, le=1e6)  # clip_cov
-    cov_high: float = Field(5.0, ge=-1e6, le=1e6)  # clip_cov
-    kl_cov_coef: float = Field(1.0, ge=0, le=1e6)  # kl_cov
 
 
 class TrainSection(Section):

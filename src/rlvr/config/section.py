@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
@@ -20,3 +20,9 @@ class Section(BaseModel):
     def _plain(cls, value: Any, info: ValidationInfo) -> Any:
         check_plain_value(value, cls.model_fields[info.field_name].annotation)
         return value
+
+
+def refuse(problems: Iterator[str]) -> None:
+    """ValueError with every sentence, for a pydantic validator (which names the file and line)."""
+    if found := list(problems):
+        raise ValueError("; ".join(found))

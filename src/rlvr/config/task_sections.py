@@ -3,15 +3,18 @@ description of each (what `rlvr recipes show NAME --explain` prints)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Iterator, Literal, Optional, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from rlvr import names
-from rlvr.config.coherence import arithmetic_problems, refuse
-from rlvr.config.section import Section
+from rlvr.config.section import Section, refuse
 from rlvr.config.sections_env import GuessNumberTask, TextArenaTask
 from rlvr.config.sections_repo import RepoTaskSection
+
+# The most distinct problems `task.kind = "arithmetic"` may enumerate: it builds every one in
+# memory (about 200 bytes each), so a huge operand range would exhaust memory, not fail.
+MAX_ARITHMETIC_PROBLEMS = 1_000_000
 
 
 class ArithmeticTask(Section):
@@ -26,7 +29,7 @@ class ArithmeticTask(Section):
 
     @model_validator(mode="after")
     def _arithmetic_fits(self) -> "ArithmeticTask":
-        refuse(arithmetic_problems(self))  # config/coherence.py
+        refuse(arithmetic_problems(self))
         return self
 
 
@@ -114,3 +117,21 @@ def task_without_leftovers(value: Any) -> Any:
                                  f"not of this task's kind {kind!r}")
             kept[key] = v  # an unknown key: the section's own error names it
     return kept
+
+
+def arithmetic_problems(t: ArithmeticTask) -> Iterator[str]:
+    """The operand range and ops of `task.kind = "arithmetic"` (low > high: see task_incoherences)."""
+    if t.kind != "arithmetic":
+        return
+    if not t.ops or set(t.ops) - set("+-*") or len(set(t.ops)) != len(t.ops):
+        yield f"task.ops = {t.ops!r}: use some of '+', '-', '*', each at most once"
+        return
+    if t.low > t.high:
+        return
+    count = (t.high - t.low + 1) ** 2 * len(t.ops)
+    if count > MAX_ARITHMETIC_PROBLEMS:
+        yield (f"task.low .. task.high ({t.low} .. {t.high}) with ops {t.ops!r} gives "
+               f"{count} problems; at most {MAX_ARITHMETIC_PROBLEMS} are enumerated")
+    elif t.test_size >= count:
+        yield (f"task.test_size = {t.test_size} leaves no training problem: the operand range "
+               f"gives {count} problems in all (test_size must be below that)")

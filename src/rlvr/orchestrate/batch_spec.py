@@ -13,6 +13,7 @@ from typing import Optional
 
 from rlvr import names
 from rlvr.config import Config
+from rlvr.config.algo_section import AlgoSection
 from rlvr.registry import Registry
 
 
@@ -100,9 +101,16 @@ class BatchSpec:
         return cls(max_new_tokens=s.max_new_tokens, overlong_cache=s.overlong_cache, temperature=s.temperature,
                    mask_truncated=s.mask_truncated, positive_lm_coef=a.positive_lm_coef,
                    sampling_mask=a.sampling_mask,
-                   mismatch=MismatchSpec(a.mismatch, cap=a.mismatch_cap, low=a.mismatch_low),
+                   mismatch=MismatchSpec(a.mismatch, **table_args(a, "mismatch")),
                    kl=KLSpec(a.kl, coef=a.kl_coef, placement=a.kl_placement, clamp=a.kl_clamp),
                    advantage=AdvantageSpec(a.advantage, baseline=a.baseline, scale=a.scale, eps=a.adv_eps,
-                                           gamma=a.gamma, lam=a.lam, lam_critic=a.lam_critic,
-                                           lam_alpha=a.lam_alpha),
-                   cov=CovSpec(a.entropy_control, ratio=a.cov_ratio, low=a.cov_low, high=a.cov_high))
+                                           **table_args(a, "advantage")),
+                   cov=CovSpec(a.entropy_control, **{k: v for k, v in table_args(a, "entropy_control").items()
+                                                     if k != "coef"}))  # kl_cov's coef is the objective's
+
+
+def table_args(algo: AlgoSection, axis: str) -> dict:
+    """The options of the kind chosen on `axis` ([algo.gae] ...), none for a kind without a
+    table (the spec's defaults then, never read)."""
+    options = algo.options(axis)
+    return {} if options is None else options.model_dump()

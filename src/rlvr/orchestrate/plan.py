@@ -20,16 +20,17 @@ from typing import Any
 
 from rlvr import names
 from rlvr.config import Config
-from rlvr.names import SURROGATE_PARAM_KEYS, SURROGATE_PARAMS
+from rlvr.names import SURROGATE_PARAMS
 from rlvr.orchestrate.batch_spec import BatchSpec
 
 SINGLE_TURN_KINDS = names.SINGLE_TURN_KINDS  # evaluated single-turn (greedy accuracy, pass@k), not as episodes
-# The fields of rlvr.algo.Objective that [algo] sets under the same name; the last one,
-# `surrogate_args`, comes from names.py's SURROGATE_PARAMS. tests/orchestrate/test_plan.py
-# checks that these and `surrogate_args` are exactly Objective's fields.
-OBJECTIVE_KEYS = ("ratio_level", "surrogate", "aggregation", "aggregation_constant", "kl", "kl_coef",
-                  "kl_placement", "kl_clamp", "entropy_coef", "positive_lm_coef", "off_policy_delta",
-                  "entropy_control", "kl_cov_coef")
+# The fields of rlvr.algo.Objective that [algo] sets under the same name; `aggregation_constant`,
+# `kl_cov_coef` and `surrogate_args` come from the chosen kinds' tables ([algo.<kind>],
+# config/algo_section.py; the surrogate's per names.py's SURROGATE_PARAMS).
+# tests/orchestrate/test_plan.py checks that these are exactly Objective's fields.
+OBJECTIVE_KEYS = ("ratio_level", "surrogate", "aggregation", "kl", "kl_coef", "kl_placement", "kl_clamp",
+                  "entropy_coef", "positive_lm_coef", "off_policy_delta", "entropy_control")
+KL_COV_COEF = 1.0  # Objective's kl_cov_coef when entropy_control is not kl_cov (unread then)
 
 
 @dataclass(frozen=True)
@@ -61,18 +62,23 @@ def objective_args(config: Config) -> dict[str, Any]:
     """The recipe's objective as `Objective`'s keyword arguments; its surrogate's arguments are
     the ones names.py declares."""
     a = config.algo
-    surrogate_args = {p: getattr(a, SURROGATE_PARAM_KEYS[p]) for p in SURROGATE_PARAMS[a.surrogate]}
+    own = a.options("surrogate")  # the surrogate's table; eps_low / eps_high are [algo]'s own
+    surrogate_args = {p: getattr(own if own is not None and p in type(own).model_fields else a, p)
+                      for p in SURROGATE_PARAMS[a.surrogate]}
+    kl_cov = a.options("entropy_control") if a.entropy_control == "kl_cov" else None
     return {**{key: getattr(a, key) for key in OBJECTIVE_KEYS}, "surrogate_args": surrogate_args,
-            "aggregation_constant": aggregation_constant(config)}
+            "aggregation_constant": aggregation_constant(config),
+            "kl_cov_coef": KL_COV_COEF if kl_cov is None else kl_cov.coef}
 
 
 def aggregation_constant(config: Config) -> float | None:
-    """Dr. GRPO's C: `algo.aggregation_constant`, else (single-turn `seq_mean_token_sum_norm`) the
+    """Dr. GRPO's C: `algo.seq_mean_token_sum_norm.constant`, else (single-turn `seq_mean_token_sum_norm`) the
     generation budget `sampling.max_new_tokens`, so that raising the budget raises C with it."""
     a = config.algo
-    if a.aggregation == "seq_mean_token_sum_norm" and a.aggregation_constant is None:
-        return float(config.sampling.max_new_tokens)
-    return a.aggregation_constant
+    if a.aggregation != "seq_mean_token_sum_norm":
+        return None
+    constant = a.seq_mean_token_sum_norm.constant
+    return float(config.sampling.max_new_tokens) if constant is None else constant
 
 
 def plan_run(config: Config) -> RunPlan:

@@ -192,7 +192,7 @@ def run_audit(target: "str | Callable", kind: str | None = None,
     options = dict(options or {})
     kind = resolve(target, kind)
     section = reward_section(target if isinstance(target, str) else _function_kind(kind, options), options)
-    settings = {key: getattr(section, key) for key in SELECTORS}
+    settings = {"template": section.template, "format_strict": section.options("format").strict}  # SELECTORS
     name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
     with oracle_server() as (port, connections):
         attacks = [a for a in all_attacks(port) if applies(a, kind, settings)]
