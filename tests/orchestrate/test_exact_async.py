@@ -69,6 +69,7 @@ def test_exact_async_gives_the_same_numbers_whatever_the_timing(tmp_path, monkey
     rows = a.read_metrics()
     assert [r["async/staleness"] for r in rows] == [min(i, k) for i in range(5)]  # batch i: weights of max(0, i - k)
     assert max(r["async/inflight_mixed_frac"] for r in rows) > 0  # in-flight updates did land
+    assert max(r["async/inflight_wait_s"] for r in rows) > 0  # at forward E, waiting for the slow trainer
 
 
 def ledger(folder) -> list[list[str]]:

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from rlvr.engines import Engine
 from rlvr.orchestrate.producers import AsyncProducer
+from rlvr.orchestrate.rollouts import Produced
 
 
 class ExactAsyncProducer(AsyncProducer):
@@ -44,7 +46,9 @@ class ExactAsyncProducer(AsyncProducer):
         self._forwards = 0  # decode forwards of the batch being generated
         self._target: int | None = None  # the version its in-flight update brings, if any
         self._producer_thread: int | None = None
-        if inflight_updates and max_staleness >= 1:
+        self._waited = 0.0  # seconds the batch being generated waited for its in-flight update
+        self.inflight = inflight_updates and max_staleness >= 1
+        if self.inflight:
             engine.accept_inflight_weights(self._inflight_poll)  # covers an episode's turns too
 
     def start(self, step: int, weights: Callable[[], dict] | None = None) -> None:
@@ -101,11 +105,16 @@ class ExactAsyncProducer(AsyncProducer):
         self._producer_thread = threading.get_ident()
         version = self._start_version(i)
         self._use(version)
-        self._forwards = 0
+        self._forwards, self._waited = 0, 0.0
         self._target = version + 1 if self.max_staleness >= 1 and i - self.max_staleness + 1 > version else None
         with self.cond:  # no later batch starts from an older version
             for old in [v for v in self.versions if v < version]:
                 del self.versions[old]
+
+    def _drawn(self, produced: Produced) -> Produced:
+        if self.inflight:
+            produced.counts["async/inflight_wait_s"] += self._waited
+        return produced
 
     def _use(self, version: int) -> None:
         if self.engine.policy_version != version:
@@ -132,6 +141,7 @@ class ExactAsyncProducer(AsyncProducer):
         if self._forwards < self.inflight_forward:
             return None
         target, self._target = self._target, None
+        t0 = time.perf_counter()
         self.engine_lock.release()  # an evaluation may use the engine while this batch waits
         try:
             with self.cond:
@@ -139,6 +149,7 @@ class ExactAsyncProducer(AsyncProducer):
                 weights = self.versions.get(target)
         finally:
             self.engine_lock.acquire()
+        self._waited += time.perf_counter() - t0
         # Stopping: this batch is past what the checkpoint holds and is dropped; else the
         # engine takes the target (over whatever an evaluation loaded meanwhile).
         return None if weights is None else (weights, target)

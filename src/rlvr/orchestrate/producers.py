@@ -183,7 +183,7 @@ class AsyncProducer(Producer):
                         self.pending_states.append(self.source.state())
                     with self.watchdog.stage("sync", i + 1):  # batch i is trained at step i + 1
                         self._weights_for(i)
-                    produced = self.source.draw(i + 1)
+                    produced = self._drawn(self.source.draw(i + 1))
                 with self.cond:
                     self.ready.append(produced)
                     self.cond.notify_all()
@@ -192,6 +192,10 @@ class AsyncProducer(Producer):
             with self.cond:
                 self.error = e
                 self.cond.notify_all()
+
+    def _drawn(self, produced: Produced) -> Produced:
+        """A batch just drawn (a subclass adds what it measured)."""
+        return produced
 
     def _weights_for(self, i: int) -> None:
         """Before batch i: the newest weights handed over, whichever they are."""
