@@ -90,3 +90,15 @@ def test_a_garbled_or_unreachable_emulator_ends_only_its_episodes(play):
     with threaded(emulator_app()) as url:
         fine = play(url)
     assert [ep.stop_reason for ep in fine] == ["max_turns"] * 3 and not any(ep.fault for ep in fine)
+
+
+def test_bad_emulated_and_openenv_sections_are_refused_with_the_key():
+    from rlvr.errors import ConfigError
+
+    recipe = REPO / "recipes/env_guess_number.toml"
+    with pytest.raises(ConfigError, match="exactly one of env.spec and env.spec_file"):
+        load_config(recipe, [*EMULATED, 'env.spec_file="rules.txt"', 'env.url="http://x/v1"'])
+    with pytest.raises(ConfigError, match="env.url"):
+        load_config(recipe, EMULATED)
+    with pytest.raises(ConfigError, match="max_failure_rate"):  # 1 would let a step of only faults through
+        load_config(recipe, ['env.kind="openenv"', 'env.url="http://x"', "env.max_failure_rate=1"])

@@ -22,6 +22,7 @@ from rlvr.engines.base import SamplingParams  # noqa: E402
 from rlvr.envs import EpisodeLimits, EpisodeRunner, PlainRenderer  # noqa: E402
 from rlvr.envs.guess_number import GuessNumberEnv  # noqa: E402
 from rlvr.envs.openenv_env import OpenEnvEnv  # noqa: E402
+from rlvr.envs.scored import episode_groups  # noqa: E402
 from rlvr.envs.openenv_server import openenv_app  # noqa: E402
 from rlvr.orchestrate import train  # noqa: E402
 from rlvr.types import Sample  # noqa: E402
@@ -123,6 +124,9 @@ def test_a_slow_server_times_out_its_episodes(play):
         episodes = play(mixed(url, message_timeout_s=0.3))
     assert_only_faulted(episodes, "openenv_timeout")
     assert all(len(ep.trajectory.turns) == 0 for ep in episodes if ep.fault)  # ended at its first step
+    # a trajectory cut by the server's fault says nothing about the policy: not trained on
+    groups, counts = episode_groups(episodes, 1)
+    assert counts["env/dropped"] == 2 and len(groups) == 2
 
 
 @pytest.mark.parametrize("reply", ["not json {", json.dumps({"type": "observation", "data": {"observation": {}}})])

@@ -14,7 +14,7 @@ from rlvr.config.episode_section import EpisodeSection
 class RemoteEnvSection(EpisodeSection):
     """What an environment behind a connection adds: the failure-rate limit."""
 
-    max_failure_rate: float = Field(0.5, ge=0, le=1, description="the run stops once more than this share of one "
+    max_failure_rate: float = Field(0.5, ge=0, lt=1, description="the run stops once more than this share of one "
                                                                  "step's episodes ended by a fault (server down, "
                                                                  "slow, malformed)")
 
