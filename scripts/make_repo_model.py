@@ -1,5 +1,5 @@
 """Make the model that recipes/env_repo_located.toml trains: a tiny char-level Qwen2 (context
-384) that knows the located tier's tool protocol (rlvr.envs.repo.located) but fixes poorly.
+1024) that knows the located tier's tool protocol (rlvr.envs.repo.located) but fixes poorly.
 
     python scripts/make_repo_model.py [--out models/tiny-repo] [--steps N] [--seed S]
 
@@ -40,7 +40,7 @@ from rlvr.envs.repo.load import load_repo_tasks
 from rlvr.envs.repo.located import INSTRUCTIONS, _TOKEN, Location, locate, token_fix
 
 TEACHER = (0.3, 0.5, 0.2)  # (right, mirror, other)
-CONTEXT = 384
+CONTEXT = 1024  # positions (RoPE: no weights); episodes use <= 250, but a run checks the problem statement too
 TRAIN = Path(__file__).resolve().parents[1] / "src/rlvr/envs/repo/data/located_train.jsonl"
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": ">=", "!=": "<", "+": "*", "-": "*", "*": "/",
            "//": "/", "%": "/", "True": "None", "False": "None"}
