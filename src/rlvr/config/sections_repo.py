@@ -28,6 +28,10 @@ class RepoEnv(EpisodeSection):
     validate_tasks: bool = Field(True, description="refuse at load a task whose tests do not fail before / pass "
                                                    "after its reference patch (cached per row)")
     instructions: Optional[str] = Field(None, description="text put before each task (unset: how to call the tools)")
+    observation: Literal["full", "located"] = Field(
+        "full", description="full: the file list, the problem statement and all tools; located: for small models, "
+                            "the file, line number and text of the line to fix, and the tools fix(old, new) "
+                            "and submit() (rlvr.envs.repo.located; docs/env-repo.md)")
 
 
 class RepoTaskSection(Section):

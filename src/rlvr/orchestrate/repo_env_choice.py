@@ -8,6 +8,7 @@ from pathlib import Path
 from rlvr.config import Config
 from rlvr.envs.repo.env import INSTRUCTIONS, RepoSettings, repo_env
 from rlvr.envs.repo.load import load_repo_tasks
+from rlvr.envs.repo.located import INSTRUCTIONS as LOCATED, NotLocatable, locate
 from rlvr.envs.tools import ToolBox
 from rlvr.envs.repo.tools import WorkTree
 from rlvr.errors import ConfigError
@@ -21,7 +22,8 @@ def repo_settings(config: Config) -> RepoSettings:
     return RepoSettings(max_turns=e.max_turns, max_tool_calls=e.max_tool_calls, partial=e.partial_credit,
                         similarity_weight=e.similarity_weight, run_timeout_s=e.run_timeout_s,
                         max_output=e.max_output_chars, parser=e.tool_parser,
-                        instructions=INSTRUCTIONS if e.instructions is None else e.instructions)
+                        instructions=e.instructions if e.instructions is not None
+                        else LOCATED if e.observation == "located" else INSTRUCTIONS, observation=e.observation)
 
 
 def repo_spec(config: Config, parts):
@@ -36,5 +38,11 @@ def repo_spec(config: Config, parts):
     train, test = repo_paths(t.train_path, t.test_path, lambda p: resolve_path(p, repo))
     checker = sandbox if e.validate_tasks else None
     tasks = [*load_repo_tasks(train, checker)[:t.train_size], *load_repo_tasks(test, checker)[:t.test_size]]
-    schemas = ToolBox(WorkTree({}, sandbox).tools()).schemas
+    if e.observation == "located":
+        for task in tasks:  # refused at load, by instance id, not at the task's first episode
+            try:
+                locate(task)
+            except NotLocatable as err:
+                raise ConfigError(str(err)) from None
+    schemas = ToolBox(WorkTree({}, sandbox).tools(e.observation == "located")).schemas
     return repo_env(tasks, sandbox, repo_settings(config)), schemas, sandbox.close  # EnvSpec's fields

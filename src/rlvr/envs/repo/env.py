@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rlvr.envs.base import Env, StepResult
+from rlvr.envs.repo.located import locate, located_observation
+from rlvr.envs.repo.patches import diff_trees
 from rlvr.envs.repo.score import RepoVerdict, score_work
 from rlvr.envs.repo.tampering import tampering_flags
 from rlvr.envs.repo.task import RepoTask
@@ -33,6 +35,9 @@ INSTRUCTIONS = ('Fix the bug in this repository. Call tools as <tool_call>{"name
                 '{"path": "mod.py"}}</tool_call>. Tools: list_files(path), find_files(pattern), '
                 'read_file(path, start, end), grep(pattern, path), edit(path, search, replace), '
                 'apply_patch(patch), run(command), submit().\n')
+
+MAX_VERDICTS = 4096  # cached verdicts of a factory (cleared when full)
+TRANSIENT = {"timeout", "sandbox_error", "tests_not_run"}  # flags of a verdict that is not cached
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class RepoSettings:
     max_output: int = 2000
     parser: str = "json_tags"
     instructions: str = INSTRUCTIONS
+    observation: str = "full"
 
 
 def first_observation(task: RepoTask, instructions: str) -> str:
@@ -59,8 +65,10 @@ def first_observation(task: RepoTask, instructions: str) -> str:
 class RepoEnv(Env):
     """One repository episode (see the module docstring)."""
 
-    def __init__(self, tasks: dict[str, RepoTask], sandbox: Sandbox, settings: RepoSettings = RepoSettings()):
+    def __init__(self, tasks: dict[str, RepoTask], sandbox: Sandbox, settings: RepoSettings = RepoSettings(),
+                 verdicts: dict | None = None):
         self.tasks, self.sandbox, self.settings = tasks, sandbox, settings
+        self.verdicts = verdicts  # (instance id, diff) -> RepoVerdict, shared by a factory's episodes
         self.task: RepoTask | None = None
         self.verdict: RepoVerdict | None = None
         self.tampering: tuple[str, ...] = ()
@@ -71,7 +79,12 @@ class RepoEnv(Env):
             raise KeyError(f"no repository task {sample.answer!r} (the sample's answer names its instance_id)")
         self.task = self.tasks[sample.answer]
         self.work = WorkTree(self.task.pristine(), self.sandbox, self.settings.run_timeout_s, self.settings.max_output)
-        self.toolbox = ToolBox(self.work.tools(), parser=self.settings.parser, max_output_chars=self.settings.max_output)
+        located = self.settings.observation == "located"
+        self.toolbox = ToolBox(self.work.tools(located), parser=self.settings.parser, max_output_chars=self.settings.max_output)
+        if located:
+            where = locate(self.task)
+            self.work.location = (where.path, where.line)
+            return located_observation(self.task, self.settings.instructions)
         return first_observation(self.task, self.settings.instructions)
 
     def step(self, action: str) -> StepResult:
@@ -88,8 +101,7 @@ class RepoEnv(Env):
         return StepResult(results.observation, metrics=metrics, tool_calls=results.calls)
 
     def _finish(self, reason: str, metrics: dict, calls: int) -> StepResult:
-        self.verdict = score_work(self.task, self.work.files, self.sandbox, partial=self.settings.partial,
-                                  similarity_weight=self.settings.similarity_weight)
+        self.verdict = self._score()
         self.tampering = tampering_flags(self.task.base, self.work.files, self.work.calls, self.verdict.flags)
         metrics = {**metrics, **self.verdict.metrics(self.task), f"repo/stop_{reason}": 1.0,
                    "repo/tampered": float(bool(self.tampering))}
@@ -97,6 +109,20 @@ class RepoEnv(Env):
         return StepResult("", reward=self.verdict.reward, done=True, stop_reason=reason, metrics=metrics,
                           tool_calls=calls)
 
+
+    def _score(self) -> RepoVerdict:
+        """score_work, once per (task, diff): the hidden tests are deterministic, and a group of
+        episodes often submits the same patch (a verdict whose tests timed out is not kept)."""
+        key = (self.task.instance_id, diff_trees(self.task.base, self.work.files))
+        if self.verdicts is not None and key in self.verdicts:
+            return self.verdicts[key]
+        verdict = score_work(self.task, self.work.files, self.sandbox, partial=self.settings.partial,
+                             similarity_weight=self.settings.similarity_weight)
+        if self.verdicts is not None and not set(verdict.flags) & TRANSIENT:
+            if len(self.verdicts) >= MAX_VERDICTS:
+                self.verdicts.clear()
+            self.verdicts[key] = verdict
+        return verdict
 
     def report(self) -> dict:
         """What an evaluation keeps beyond the trajectory: the diff, the per-test outcomes, the flags."""
@@ -113,8 +139,8 @@ class RepoEnv(Env):
 
 def repo_env(tasks: list[RepoTask], sandbox: Sandbox, settings: RepoSettings = RepoSettings()) -> Callable[[], RepoEnv]:
     """A factory of `RepoEnv`s over `tasks` (one shared sandbox pool)."""
-    by_id = {t.instance_id: t for t in tasks}
-    return lambda: RepoEnv(by_id, sandbox, settings)
+    by_id, verdicts = {t.instance_id: t for t in tasks}, {}
+    return lambda: RepoEnv(by_id, sandbox, settings, verdicts)
 
 
 def task_samples(tasks: list[RepoTask], source: str = "repo") -> list[Sample]:

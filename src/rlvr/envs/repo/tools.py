@@ -23,6 +23,7 @@ import fnmatch
 import functools
 import re
 
+from rlvr.envs.repo.located import fix_line
 from rlvr.envs.repo.patches import apply_patch as apply_unified, replace_block
 from rlvr.envs.repo.run_command import run_in_sandbox
 from rlvr.envs.repo.tree import Tree, safe_path
@@ -39,6 +40,7 @@ class WorkTree:
         self.files, self.sandbox = dict(tree), sandbox
         self.run_timeout_s, self.max_output = run_timeout_s, max_output
         self.submitted = False
+        self.location: tuple[str, int] | None = None  # (path, line) that fix edits, in the located tier
         self.calls: list[tuple[str, dict, str]] = []  # (tool, arguments, result or error): the tampering monitor's
 
     def _existing(self, path: str) -> str:
@@ -115,6 +117,20 @@ class WorkTree:
         self.files[clean] = replace_block(self.files[self._existing(clean)], search, replace, clean)
         return f"edited {clean}"
 
+    def fix(self, old: str, new: str) -> str:
+        """Replace the one token `old` of the located line by `new` (the located tier's edit).
+
+        Args:
+            old: the token to replace; it must occur exactly once in the line as a whole token
+            new: the replacement
+        """
+        if self.location is None:
+            raise ValueError("fix needs a located line (env.observation = 'located')")
+        path, line = self.location
+        clean = self._existing(path)
+        self.files[clean] = fix_line(self.files[clean], line, old, new, clean)
+        return f"fixed {clean} line {line}"
+
     def apply_patch(self, patch: str) -> str:
         """Apply a unified diff (--- a/PATH, +++ b/PATH, @@ hunks) to the repository.
 
@@ -138,10 +154,10 @@ class WorkTree:
         self.submitted = True
         return "submitted"
 
-    def tools(self) -> list:
-        """The tools, each recording its calls in `calls`."""
-        methods = [self.list_files, self.find_files, self.read_file, self.grep, self.edit,
-                   self.apply_patch, self.run, self.submit]
+    def tools(self, located: bool = False) -> list:
+        """The tools, each recording its calls in `calls` (located: fix and submit only)."""
+        methods = [self.fix, self.submit] if located else [
+            self.list_files, self.find_files, self.read_file, self.grep, self.edit, self.apply_patch, self.run, self.submit]
         return [self._recorded(method) for method in methods]
 
     def _recorded(self, method):
