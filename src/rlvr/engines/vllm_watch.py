@@ -21,9 +21,10 @@ import weakref
 POLL_S = 0.5
 
 
-def watch_engine_core(llm) -> bool:
+def watch_engine_core(llm, dead_error=None) -> bool:
     """Start the watcher for `llm` (a vllm.LLM) unless its client has one or lacks the parts
-    read; True when one runs for it."""
+    read; True when one runs for it. `dead_error` makes the exception to raise (default: vLLM's
+    EngineDeadError, imported when needed)."""
     client = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
     resources = getattr(client, "resources", None)
     if not all(hasattr(client, a) for a in ("outputs_queue", "utility_results")) or resources is None:
@@ -38,19 +39,20 @@ def watch_engine_core(llm) -> bool:
             if stop.wait(POLL_S) or ref() is None:  # the client is gone: nothing left to wake
                 return
         if (alive := ref()) is not None:
-            wake(alive)
+            wake(alive, dead_error)
 
     weakref.finalize(client, stop.set)
     threading.Thread(target=watch, daemon=True, name="rlvr-vllm-core-watch").start()
     return True
 
 
-def wake(client) -> None:
+def wake(client, dead_error=None) -> None:
     """vLLM's EngineDeadError to whoever waits on `client`: its output queue and its pending
     utility calls."""
-    from vllm.v1.engine.exceptions import EngineDeadError
+    if dead_error is None:
+        from vllm.v1.engine.exceptions import EngineDeadError as dead_error
 
-    client.outputs_queue.put_nowait(EngineDeadError())
+    client.outputs_queue.put_nowait(dead_error())
     for future in list(client.utility_results.values()):
         if not future.done():
-            future.set_exception(EngineDeadError())
+            future.set_exception(dead_error())
