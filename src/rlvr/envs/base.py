@@ -69,6 +69,12 @@ class Env(abc.ABC):
         one instance, so every episode of a run must offer the same tools."""
         return None
 
+    def task_generator(self):
+        """A `rlvr.envs.generator.TaskGenerator` making fresh tasks by feature, for
+        env.curriculum = "failures" (read once per run, from one instance); None: the
+        failure pool replays the failed rows (the default)."""
+        return None
+
     def report(self) -> dict:
         """Plain JSON data an evaluation keeps with the finished episode's record, beyond its
         trajectory (e.g. a repository episode's diff); {} by default."""
