@@ -30,7 +30,6 @@ CASES = {
     "env_per_token_advantages": ([*ENV, 'algo.advantage="gae"', 'algo.baseline="none"', 'algo.scale="none"'],
                                  "the critic and token returns do not know the turns of a trajectory"),
     "env_dynamic_sampling": ([*ENV, 'sampling.zero_variance="drop"'], "sampling.zero_variance = 'drop'"),
-    "env_curriculum": ([*ENV, 'sampling.curriculum="no_positive_resampling"'], "the episode source has no curriculum"),
     "env_overlong": ([*ENV, "sampling.overlong_cache=4"], "the overlong penalty reads a completion's length"),
     "turn_above_trajectory": ([*ENV, "env.max_total_tokens=8"],
                               "sampling.max_new_tokens (8, one turn) must be below env.max_total_tokens (8"),

@@ -15,9 +15,10 @@ from rlvr.types import Sample
 REPO = Path(__file__).resolve().parents[2]
 
 
-def episode(success: bool, stop: str = "max_turns", observations=("3 is too low",)):
+def episode(success: bool, stop: str = "max_turns", observations=("3 is too low",), report=None):
     turns = [SimpleNamespace(observation=o) for o in observations]
-    return SimpleNamespace(success=success, stop_reason=stop, trajectory=SimpleNamespace(turns=turns))
+    env = SimpleNamespace(report=lambda: report) if report is not None else None
+    return SimpleNamespace(success=success, stop_reason=stop, trajectory=SimpleNamespace(turns=turns), env=env)
 
 
 def task(i: int, **extra) -> Sample:
@@ -32,6 +33,7 @@ def test_a_failed_task_enters_with_what_went_wrong_and_leaves_when_solved():
     assert list(pool.entries) == [("t#1", "task 1", "1")]  # task 2 had a success: never entered
     f = pool.entries[("t#1", "task 1", "1")]
     assert (f.features, f.stop_reason, f.failing_call, f.turn, f.since) == ({"level": "2"}, "max_tool_calls", "set", 2, 1)
+    assert f.failing_test is None  # no environment report
     m = pool.metrics(4)
     assert m["failures/pool_size"] == 1 and m["failures/unsolved_steps_mean"] == 3
     assert m["failures/stop/max_tool_calls"] == 1 and m["failures/tool/set"] == 1 and m["failures/feature/level=2"] == 1
@@ -56,7 +58,7 @@ def test_a_run_replays_its_failed_games(tmp_path):
     config = load_config(REPO / "recipes" / "env_guess_number.toml", [
         f"run.output_dir={tmp_path}", "train.steps=3", "sampling.prompts_per_step=4", "sampling.group_size=2",
         "log.progress=none", "checkpoint.every_minutes=0", "eval.size=0", 'env.curriculum="failures"',
-        "env.failure_mix=0.5"])
+        "env.failure_mix=0.5", "env.failure_fresh=0"])  # replay the rows (test_failure_synthesis.py: fresh)
     rows = train(config).folder.read_metrics()
     assert rows[0]["env/failures/replayed"] == 0  # nothing failed before step 1
     assert rows[0]["env/failures/pool_size"] > 0  # the untrained model loses most games

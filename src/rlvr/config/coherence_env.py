@@ -78,12 +78,11 @@ def credit_incoherences(c: Config, here: str) -> Iterator[str]:
 
 
 def env_sampling_incoherences(c: Config, here: str) -> Iterator[str]:
-    """Dynamic sampling, the curriculum and the overlong penalty act on single-turn rollouts."""
+    """Dynamic sampling and the overlong penalty act on single-turn rollouts; the episode source
+    plays sampling.curriculum itself (a task's key: its prompt and gold, orchestrate/episode_source.py)."""
     s = c.sampling
     if s.zero_variance != "keep":
         yield f"{here} with sampling.zero_variance = {s.zero_variance!r}: the episode source keeps every group"
-    if s.curriculum != "none":
-        yield f"{here} with sampling.curriculum = {s.curriculum!r}: the episode source has no curriculum"
     if s.overlong_cache is not None:
         yield (f"{here} with sampling.overlong_cache: the overlong penalty reads a completion's length, which "
                "in an episode includes the observations")

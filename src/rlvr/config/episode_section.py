@@ -27,8 +27,13 @@ class EpisodeSection(Section):
                                                "advantage per episode, or per turn (rlvr.envs.credit)")
     turn_discount: float = Field(1.0, gt=0, le=1, description="gamma of env.credit = 'per_turn': a turn's return "
                                                               "discounts each later turn's reward by gamma")
-    curriculum: Literal["none", "failures"] = Field("none", description="'failures': replay tasks none of whose "
-                                                   "episodes succeeded (rlvr.envs.failures)")
+    curriculum: Literal["none", "failures"] = Field("none", description="'failures': draw again, or fresh tasks "
+                                                   "like, the tasks none of whose episodes succeeded "
+                                                   "(rlvr.envs.failures)")
     failure_pool: int = Field(64, ge=1, le=100_000, description="env.curriculum = 'failures': failed tasks kept")
     failure_mix: float = Field(0.25, ge=0, le=1, description="env.curriculum = 'failures': share of each batch "
                                                              "drawn from the pool, the rest from the base sampler")
+    failure_fresh: float = Field(1.0, ge=0, le=1, description="env.curriculum = 'failures': share of the pool's "
+                                                              "draws that are fresh tasks with the failure's "
+                                                              "features (where the environment has a generator; "
+                                                              "the rest replay the failed row)")

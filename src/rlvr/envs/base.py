@@ -84,6 +84,12 @@ class Env(abc.ABC):
         """Release what the episode holds (a remote session); the runner calls it once each
         episode has ended, whatever ended it. Must return promptly. Nothing by default."""
 
+    def task_generator(self):
+        """A `rlvr.envs.generator.TaskGenerator` making fresh tasks by feature, for
+        env.curriculum = "failures" (read once per run, from one instance); None: the
+        failure pool replays the failed rows (the default)."""
+        return None
+
     def report(self) -> dict:
         """Plain JSON data an evaluation keeps with the finished episode's record, beyond its
         trajectory (e.g. a repository episode's diff); {} by default."""

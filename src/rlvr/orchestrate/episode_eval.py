@@ -13,6 +13,7 @@ are rlvr.evaluate.episodes_eval's.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from rlvr.config import Config
 from rlvr.engines.base import SamplingParams
 from rlvr.envs.base import RUNNER_STOP_REASONS, Env, EpisodeLimits
 from rlvr.envs.episodes import Episode, EpisodeRunner
+from rlvr.envs.generator import TaskGenerator
 from rlvr.envs.render import Renderer, renderer_for
 from rlvr.envs.scored import episode_record
 from rlvr.evaluate.episodes_eval import EpisodeOutcome, TaskEpisodes, greedy_metrics, sampled_metrics
@@ -61,6 +63,7 @@ class EpisodeEvaluator:
     tools: list[dict] | None = None
     workers: int = 16
     close: Callable[[], None] = lambda: None  # what the environment holds (a sandbox)
+    generator: TaskGenerator | None = None  # the run's, for held-out success per feature
 
     @classmethod
     def from_config(cls, config: Config, parts: ModelParts) -> "EpisodeEvaluator":
@@ -77,7 +80,7 @@ class EpisodeEvaluator:
         """A training run's own episodes (an `EpisodeSource`): its environment factory, so
         that the evaluation opens no second sandbox; the source closes what it holds."""
         r = source.runner
-        return cls(source.make_env, r.renderer, r.limits, r.tools, workers)
+        return cls(source.make_env, r.renderer, r.limits, r.tools, workers, generator=source.generator)
 
     def play(self, engine, tasks: list[Sample], k: int, params: SamplingParams, seed: int, *,
              first: int = 0, first_observation: bool = False) -> list[TaskEpisodes]:
@@ -96,6 +99,19 @@ class EpisodeEvaluator:
                 for i, t in enumerate(tasks)]
 
 
+def success_by_feature(generator: TaskGenerator, test: list[Sample], played: list[TaskEpisodes]) -> dict[str, float]:
+    """`eval/env/success/<feature>=<value>`: the greedy success rate of the held-out tasks with
+    that feature value (the generator's `features`), and `eval/env/tasks/<feature>=<value>`
+    their count; the failure curriculum's aim is read against these."""
+    wins, counts = Counter(), Counter()
+    for sample, task in zip(test, played):
+        for name, value in generator.features(sample).items():
+            counts[f"{name}={value}"] += 1
+            wins[f"{name}={value}"] += task.successes()
+    return {**{f"eval/env/success/{k}": wins[k] / n for k, n in counts.items()},
+            **{f"eval/env/tasks/{k}": float(n) for k, n in counts.items()}}
+
+
 def run_eval_metrics(evaluator: EpisodeEvaluator, engine, test: list[Sample], eval_section,
                      stop: tuple[str, ...], seed: int) -> dict[str, float]:
     """The in-training evaluation of an environment run: one greedy episode per task
@@ -105,7 +121,10 @@ def run_eval_metrics(evaluator: EpisodeEvaluator, engine, test: list[Sample], ev
     `seed + 1` for the sampled pass and put back after it, so training draws as it would have."""
     e = eval_section
     greedy = SamplingParams(max_new_tokens=e.max_new_tokens, temperature=0.0, stop=stop)
-    metrics = greedy_metrics(evaluator.play(engine, test, 1, greedy, seed))
+    played = evaluator.play(engine, test, 1, greedy, seed)
+    metrics = greedy_metrics(played)
+    if evaluator.generator is not None:
+        metrics.update(success_by_feature(evaluator.generator, test, played))
     if e.samples:
         sampled = SamplingParams(max_new_tokens=e.max_new_tokens, temperature=e.temperature, stop=stop)
         generator = engine.generator

@@ -20,17 +20,20 @@ from collections.abc import Callable
 from contextlib import nullcontext
 
 from rlvr.algo.advantages import outcome_advantages
+from rlvr.algo.curriculum import PassRateTracker
 from rlvr.config import Config
 from rlvr.envs.base import Env, EpisodeLimits
 from rlvr.envs.credit import TurnCredit, credit_rule
 from rlvr.envs.episodes import EpisodeRunner, episode_metrics
 from rlvr.envs.failures import FailurePool
+from rlvr.envs.generator import TaskGenerator
 from rlvr.envs.render import renderer_for
 from rlvr.envs.scored import EpisodeScoring, episode_groups
 from rlvr.errors import ConfigError
 from rlvr.orchestrate.env_choice import ENV_BUILDERS
 from rlvr.orchestrate.parts import Parts
 from rlvr.orchestrate.rollouts import Produced
+from rlvr.orchestrate.task_generators import run_generator
 from rlvr.orchestrate.watchdog import Watchdog
 from rlvr.tasks import PromptSampler
 from rlvr.types import Scored
@@ -45,10 +48,12 @@ class EpisodeSource:
                  prompts: int, group_size: int, seed: int, scoring: EpisodeScoring = EpisodeScoring(),
                  watchdog: Watchdog | None = None, on_close: Callable[[], None] = lambda: None,
                  credit: Callable[[Groups], Groups] = lambda groups: groups, pool: FailurePool | None = None,
+                 retire: PassRateTracker | None = None, generator: TaskGenerator | None = None,
                  after_batch: Callable[[list], dict[str, float]] = lambda episodes: {}):
         self.runner, self.make_env, self.sampler, self.pool = runner, make_env, sampler, pool
         self.prompts, self.group_size, self.seed, self.scoring = prompts, group_size, seed, scoring
         self.watchdog, self.on_close, self.credit = watchdog, on_close, credit
+        self.retire, self.generator = retire, generator  # sampling.curriculum; the features' generator
         self.after_batch = after_batch  # EnvSpec.after_batch: the fault-rate limit, env/emulated
 
     @classmethod
@@ -65,15 +70,19 @@ class EpisodeSource:
                                max_tool_calls=e.max_tool_calls, wall_s=e.wall_s)
         runner = EpisodeRunner(parts.engine, renderer_for(parts.tokenizer), parts.sampling, limits,
                                workers=e.workers, tools=spec.tools)
+        generator = run_generator(config, spec.make_env)
+        pool = FailurePool(e.failure_pool, e.failure_mix, generator, e.failure_fresh) if e.curriculum == "failures" else None
+        retire = PassRateTracker(threshold=s.retire_at) if s.curriculum != "none" else None
         return cls(runner, spec.make_env, PromptSampler(parts.train_set, seed=config.run.seed),
                    prompts=s.prompts_per_step, group_size=s.group_size, seed=config.run.seed,
                    scoring=EpisodeScoring(e.step_weight), watchdog=watchdog, on_close=spec.close,
-                   credit=credit_rule(e.credit, turn_credit(config)),
-                   pool=FailurePool(e.failure_pool, e.failure_mix) if e.curriculum == "failures" else None,
+                   credit=credit_rule(e.credit, turn_credit(config)), pool=pool, retire=retire, generator=generator,
                    after_batch=spec.after_batch)
 
     def state(self) -> dict:
         out = {"sampler": self.sampler.state(), "engine_rng": self.runner.engine.generator.get_state()}
+        if self.retire is not None:
+            out["curriculum"] = self.retire.state_dict()
         return out | ({"failures": self.pool.state()} if self.pool is not None else {})
 
     def load_state(self, state: dict, checkpoint) -> None:
@@ -81,6 +90,8 @@ class EpisodeSource:
         self.sampler.load_state(state["sampler"])
         if self.pool is not None and "failures" in state:
             self.pool.load_state(state["failures"])
+        if self.retire is not None and "curriculum" in state:
+            self.retire.load_state_dict(state["curriculum"])
 
     def accept_inflight_weights(self, load: Callable[[], None]) -> None:
         """`load` takes the trainer's newest weights into the engine, if any are waiting; it is
@@ -100,7 +111,7 @@ class EpisodeSource:
     def draw(self, step: int) -> Produced:
         t0 = time.perf_counter()
         with self._stage("sample", step):
-            tasks = self.sampler.next_batch(self.prompts)
+            tasks = self.sampler.next_batch(self.prompts, skip=self._retired)
             if self.pool is not None:  # env.curriculum = "failures": a seeded share from the pool
                 tasks = self.pool.mix(tasks, random.Random(self.seed * 1_000_003 + step))
         flat = [s for s in tasks for _ in range(self.group_size)]
@@ -112,6 +123,8 @@ class EpisodeSource:
             g = self.group_size
             self.pool.observe(step, [(t, episodes[i * g:(i + 1) * g]) for i, t in enumerate(tasks)])
             counts.update({f"env/{k}": v for k, v in self.pool.metrics(step).items()})
+        if self.retire is not None:
+            retire_solved(self.retire, tasks, episodes, self.group_size, counts)
         groups = self.credit(groups)
         counts.update(episode_metrics(episodes))
         counts.update(self.after_batch(episodes))
@@ -119,6 +132,25 @@ class EpisodeSource:
                      default=self.runner.engine.policy_version)
         # Generation and environment steps interleave; the whole episode time counts as generation.
         return Produced(groups, counts, time.perf_counter() - t0, 0.0, oldest)
+
+
+    def _retired(self, sample) -> bool:
+        return self.retire is not None and self.retire.is_retired(curriculum_key(sample))
+
+
+def curriculum_key(sample) -> str:
+    """sampling.curriculum's key of an episode task: its prompt and gold (the game), so that a
+    prompt shared by every row (guess_number's) does not retire them all."""
+    return f"{sample.prompt}\x00{sample.answer}"
+
+
+def retire_solved(tracker: PassRateTracker, tasks: list, episodes: list, g: int, counts) -> None:
+    """ScaleRL's no-positive-resampling on episodes (rlvr.algo.curriculum): a task whose latest
+    G episodes succeed at the pass rate sampling.retire_at is drawn no more."""
+    for i, task in enumerate(tasks):
+        counts["curriculum/retired_now"] += int(tracker.update(curriculum_key(task),
+                                                               [float(ep.success) for ep in episodes[i * g:(i + 1) * g]]))
+    counts.update(tracker.metrics())
 
 
 def turn_credit(config: Config) -> TurnCredit:

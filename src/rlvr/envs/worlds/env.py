@@ -2,7 +2,8 @@
 
 The instance comes from the task row, not the episode seed, so the G episodes of a task play
 the same instance: its RNG is seeded by a stable hash of the row (source, prompt, answer), so any
-task kind gives a stream of distinct instances. Each turn the policy calls tools in the
+task kind gives a stream of distinct instances; a row's `extra` may name its template and
+difficulty (the failure curriculum's fresh rows, generator.py). Each turn the policy calls tools in the
 Hermes/Qwen form `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (the OpenAI tools
 schema is `tool_schemas()`, rendered by a chat template's `tools=`); a turn without a call ends
 the episode ("answered") with reward 1 when the goal holds on the true state, whatever the turn
@@ -14,21 +15,16 @@ effect still applied).
 from __future__ import annotations
 
 import copy
-import hashlib
 import random
 
 from rlvr.envs.base import Env, StepResult
 from rlvr.envs.tools import Tool, ToolBox
+from rlvr.envs.worlds.generator import WorldGenerator, row_difficulty, row_seed, row_template
 from rlvr.envs.worlds.spec import ToolSpec, WorldSpec, apply
 from rlvr.types import Sample
 
 JSON = {"int": int, "str": str, "bool": bool}
 DISTRACTORS = [("get_weather", "city"), ("get_time", "zone"), ("send_note", "text"), ("lookup_word", "word")]
-
-
-def row_seed(sample: Sample) -> int:
-    digest = hashlib.sha256(f"{sample.source}\x00{sample.prompt}\x00{sample.answer}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
 
 
 def schema_of(name: str, doc: str, args: dict[str, str]) -> dict:
@@ -60,10 +56,13 @@ class WorldEnv(Env):
     def tool_schemas(self) -> list[dict]:
         return self.toolbox.schemas
 
+    def task_generator(self) -> WorldGenerator:
+        return WorldGenerator(self.spec, self.difficulty)
+
     def reset(self, sample: Sample, seed: int) -> str:
         rng = random.Random(row_seed(sample))
-        template = rng.choice(self.spec.tasks)
-        self.instance = template.make(rng, self.difficulty, self.spec)
+        template = row_template(self.spec, sample, rng)  # a generated row names its template and difficulty
+        self.instance = template.make(rng, row_difficulty(sample, self.difficulty), self.spec)
         self.state, self.rng = copy.deepcopy(self.instance.state), random.Random(seed)
         return f"{self.spec.instructions}{self.instance.prompt}"
 
