@@ -107,7 +107,7 @@ def test_rl_gains_15_points_of_held_out_resolved_rate_within_15_minutes(tmp_path
     eval_args = ["--recipe", str(RECIPE), "--n", "4", "--temperature", "1.0", "--seed", "0"]
     assert main(["eval", str(REPO / "models" / "tiny-repo"), *eval_args, "--out", str(before)]) == 0
     assert main(["train", str(RECIPE), "--set", f"run.output_dir={tmp_path / 'run'}", "--set", "log.progress=none"]) == 0
-    (run,) = (tmp_path / "run").iterdir()  # rlvr eval of a run folder: its newest checkpoint
-    assert main(["eval", str(run), *eval_args, "--out", str(after)]) == 0
+    final = max((tmp_path / "run").glob("*/checkpoints/step_*"), key=lambda p: int(p.name.split("_")[1]))
+    assert main(["eval", str(final), *eval_args, "--out", str(after)]) == 0
     (rate_before, n), (rate_after, _) = _resolved(before), _resolved(after)
     assert n == 54 and rate_after - rate_before >= 0.15, (rate_before, rate_after)
