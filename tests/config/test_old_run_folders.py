@@ -60,8 +60,15 @@ def test_an_old_set_is_migrated_too():
     (["algo.gamma=0.9"], r"--set: algo.gamma is read only when algo.advantage = 'reinforce_pp' / 'gae'"),
     (["algo.cov_low=-2"], r"algo.cov_low is read only when algo.entropy_control = 'clip_cov'"),
     (["reward.code_workers=8"], r"reward.code_workers is read only when reward.verifier = 'code'"),
-    (["algo.surrogate=dual_clip", "algo.clip_c=3", "algo.dual_clip.clip_c=4"], r"keep algo.dual_clip.clip_c"),
 ])
 def test_a_flat_key_no_chosen_kind_reads_is_refused(overrides, message):
     with pytest.raises(ConfigError, match=message):
         load_config(OLD / "demo.toml", overrides)
+
+
+def test_an_old_set_replaces_the_recipes_keyed_key_and_a_file_with_both_is_refused(tmp_path):
+    assert load_config(OLD.parents[2] / "recipes" / "ppo.toml", ["algo.gamma=0.9"]).algo.gae.gamma == 0.9
+    both = tmp_path / "both.toml"
+    both.write_text('[algo]\nsurrogate = "dual_clip"\nclip_c = 3.0\n[algo.dual_clip]\nclip_c = 4.0\n')
+    with pytest.raises(ConfigError, match=r"both.toml:3: .*keep algo.dual_clip.clip_c"):
+        load_config(both)

@@ -59,26 +59,29 @@ class FlatKeyError(ValueError):
         self.loc = loc
 
 
-def without_flat_keys(data: dict) -> tuple[dict, list[str]]:
+def without_flat_keys(data: dict, overridden: Any = frozenset()) -> tuple[dict, list[str]]:
     """A whole config's tables with the flat [algo] / [reward] keys moved into their kind's
     table, and one "algo.clip_c → algo.dual_clip.clip_c" line per move. FlatKeyError for a key
-    that no chosen kind reads (other than an old default, dropped)."""
+    that no chosen kind reads (other than an old default, dropped). A flat key in `overridden`
+    (given with --set) replaces the recipe's keyed one, as any --set does."""
     moved: list[str] = []
     out = dict(data)
     if isinstance(data.get("algo"), dict):
-        out["algo"], m = _unflatten("algo", data["algo"], FLAT_ALGO, _algo_targets(data["algo"]), _algo_readers)
+        out["algo"], m = _unflatten("algo", data["algo"], FLAT_ALGO, _algo_targets(data["algo"]), _algo_readers,
+                                   overridden)
         moved += m
     if isinstance(data.get("reward"), dict):
-        out["reward"], m = reward_without_flat_keys(data["reward"])
+        out["reward"], m = reward_without_flat_keys(data["reward"], overridden)
         moved += m
     return out, moved
 
 
-def reward_without_flat_keys(table: dict) -> tuple[dict, list[str]]:
+def reward_without_flat_keys(table: dict, overridden: Any = frozenset()) -> tuple[dict, list[str]]:
     """One [reward] table (also `rlvr verify --option`'s) with its flat keys moved."""
     chosen = chosen_verifiers(table.get("verifier", RewardSection.model_fields["verifier"].default), table.get("rubric"))
     targets = {key: kind for key, (kind, _) in FLAT_REWARD.items() if kind in chosen}
-    return _unflatten("reward", table, FLAT_REWARD, targets, lambda key: f"reward.verifier = {FLAT_REWARD[key][0]!r}")
+    return _unflatten("reward", table, FLAT_REWARD, targets, lambda key: f"reward.verifier = {FLAT_REWARD[key][0]!r}",
+                      overridden)
 
 
 def log_moved(where: str, moved: list[str]) -> None:
@@ -107,7 +110,7 @@ def _algo_readers(key: str) -> str:
 
 
 def _unflatten(section: str, table: dict, moves: dict[str, tuple[str, str]], targets: dict[str, str],
-               readers: Any) -> tuple[dict, list[str]]:
+               readers: Any, overridden: Any = frozenset()) -> tuple[dict, list[str]]:
     out, moved = dict(table), []
     for key in [k for k in table if k in moves]:
         value, name = out.pop(key), moves[key][1]
@@ -120,7 +123,7 @@ def _unflatten(section: str, table: dict, moves: dict[str, tuple[str, str]], tar
         options = out.get(kind) if out.get(kind) is not None else {}
         if not isinstance(options, dict):
             continue  # the section's own check names the bad table
-        if name in options:
+        if name in options and f"{section}.{key}" not in overridden:
             raise FlatKeyError([section, key], f"{section}.{key} and {section}.{kind}.{name} are the same option: "
                                                f"keep {section}.{kind}.{name}")
         out[kind] = {**options, name: value}

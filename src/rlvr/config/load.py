@@ -112,7 +112,7 @@ def validate(data: dict, text: str, where: str, overridden: set[str] = frozenset
              schema: type[BaseModel] = Config) -> Config:
     if schema is Config:  # flat [algo] / [reward] keys of an older run folder or recipe
         try:
-            data, moved = without_flat_keys(data)
+            data, moved = without_flat_keys(data, overridden)
         except FlatKeyError as e:
             dotted = ".".join(e.loc)
             place = "--set" if dotted in overridden else f"{where}:{find_line(text, e.loc) or ''}".rstrip(":")
