@@ -52,12 +52,17 @@ def test_incoherent_combination_is_rejected_not_rewritten():
     with pytest.raises(ConfigError, match="in an environment run needs algo.seq_mean_token_sum_norm.constant"):
         load_config(None, ["algo.aggregation=seq_mean_token_sum_norm", "env.kind=guess_number",
                            "task.kind=guess_number"])
-    for sets in (["algo.surrogate=sapo"], ["algo.surrogate=sapo", "algo.sapo_tau_pos=1.0"],
-                 ["algo.sapo_tau_pos=1.0", "algo.sapo_tau_neg=1.05"]):
-        with pytest.raises(ConfigError, match="sapo_tau_neg is set exactly when"):
+    # SAPO's temperatures live in [algo.sapo]: required when it is chosen, refused when it is not
+    for sets in (["algo.surrogate=sapo"], ["algo.surrogate=sapo", "algo.sapo.tau_pos=1.0"]):
+        with pytest.raises(ConfigError, match=r"algo\.sapo\.tau_neg is required"):
             load_config(None, sets)
-    sapo = load_config(None, ["algo.surrogate=sapo", "algo.sapo_tau_pos=1.0", "algo.sapo_tau_neg=1.05"])
-    assert sapo.algo.surrogate == "sapo"
+    with pytest.raises(ConfigError, match=r"algo\.sapo\.tau_pos / algo\.sapo\.tau_neg is read only when algo\.surrogate = 'sapo'"):
+        load_config(None, ["algo.sapo.tau_pos=1.0", "algo.sapo.tau_neg=1.05"])
+    with pytest.raises(ConfigError, match=r"algo\.sapo_tau_pos is read only when algo\.surrogate = 'sapo'"):
+        load_config(None, ["algo.sapo_tau_pos=1.0", "algo.sapo_tau_neg=1.05"])  # an old flat key, no SAPO
+    for spelling in ("sapo.tau", "sapo_tau"):  # the keyed form, and the old flat one migrated
+        sapo = load_config(None, ["algo.surrogate=sapo", f"algo.{spelling}_pos=1.0", f"algo.{spelling}_neg=1.05"])
+        assert sapo.algo.surrogate == "sapo" and sapo.algo.options("surrogate").tau_neg == 1.05
 
 
 def test_config_is_frozen_and_round_trips(tmp_path):
