@@ -64,7 +64,7 @@ TASKS = {
 CLIP_METRICS = ("policy/clip_low_frac", "policy/clip_high_frac", "policy/clip_dual_frac",
                 "policy/weight_clip_low_frac", "policy/weight_clip_high_frac", "policy/masked_frac",
                 "policy/weight_low_frac", "policy/gate_weak_frac")
-NOT_BENCHMARKED = {"demo", "env_guess_number", "env_python_demo", "env_textarena_guess_number"}  # the demo is grpo; the environment recipes are multi-turn
+NOT_BENCHMARKED = {"demo", "env_guess_number", "env_python_demo", "env_textarena_guess_number", "env_repo_located"}  # the demo is grpo; the environment recipes are multi-turn
 
 
 def budget_overrides(recipe: Path, budget: int) -> list[str]:
@@ -77,8 +77,9 @@ def budget_overrides(recipe: Path, budget: int) -> list[str]:
     out = [f"sampling.max_new_tokens={budget}", f"eval.max_new_tokens={budget}"]
     if own == budget:
         return out
-    if base.algo.aggregation_constant == own:
-        out.append(f"algo.aggregation_constant={float(budget)}")
+    options = base.algo.options("aggregation")  # [algo.seq_mean_token_sum_norm] for Dr. GRPO
+    if options is not None and options.constant == own:
+        out.append(f"algo.seq_mean_token_sum_norm.constant={float(budget)}")
     if base.sampling.overlong_cache:
         out.append(f"sampling.overlong_cache={max(1, round(base.sampling.overlong_cache * budget / own))}")
     return out
