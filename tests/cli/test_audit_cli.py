@@ -59,7 +59,7 @@ def test_a_naive_function_by_import_path_is_caught(tmp_path, monkeypatch, capsys
         (["audit", "json:no_such_fn"], "json has no function 'no_such_fn'"),
         (["audit", "math", "--budget", "0"], "--budget must be positive"),
         (["audit", "format"], "the format verifier checks the answer template"),
-        (["audit", "math", "--option", "timeout_s=1"], "math_timeout_s and/or reward.code_timeout_s"),
+        (["audit", "math", "--option", "timeout_s=1"], "reward.math.timeout_s and/or reward.code.timeout_s"),
         (["audit", "math", "--option", "template=xml"], "--option template: Input should be"),
     ],
 )

@@ -72,3 +72,16 @@ def test_an_old_set_replaces_the_recipes_keyed_key_and_a_file_with_both_is_refus
     both.write_text('[algo]\nsurrogate = "dual_clip"\nclip_c = 3.0\n[algo.dual_clip]\nclip_c = 4.0\n')
     with pytest.raises(ConfigError, match=r"both.toml:3: .*keep algo.dual_clip.clip_c"):
         load_config(both)
+
+
+def test_a_flat_key_of_a_kind_not_chosen_in_an_old_run_folder_is_ignored_with_a_line(tmp_path, caplog):
+    # old rlvr accepted `gamma = 0.99` under group advantages and read nothing from it: its run
+    # folders must still resume (before: refused, naming a table the run never had)
+    old = tmp_path / "config.toml"
+    old.write_text((OLD / "demo.toml").read_text().replace("gamma = 1.0\n", "gamma = 0.99\n", 1))
+    with caplog.at_level("WARNING"):
+        config = load_config(old)
+    assert config.algo.advantage != "gae" and config.algo.options("advantage") is None
+    assert planned(old) == planned(OLD / "demo.toml")
+    assert f"{old}: algo.gamma = 0.99 ignored, as rlvr always did: only algo.advantage = 'reinforce_pp' / 'gae' reads it" \
+        in caplog.messages

@@ -66,6 +66,15 @@ def test_format_verifier_passes_its_audit_in_each_mode(options):
     assert (boxed <= names) == (options["template"] == "boxed")
 
 
+@pytest.mark.parametrize("strict", ["format_strict", "format.strict"])
+def test_a_reward_function_is_audited_in_strict_format_mode(strict):
+    # before: refused, as format_strict is no [reward.math] key since [reward] is keyed on kind
+    lax = {o.attack.name for o in run_audit(substring_reward, "format", {"template": "think_answer"}).outcomes}
+    tight = {o.attack.name for o in run_audit(substring_reward, "format", {"template": "think_answer", strict: True}).outcomes}
+    assert "bare_answer_no_reasoning" in tight - lax
+    assert run_audit(substring_reward, "math", {"template": "think_answer", strict: True}).outcomes
+
+
 def test_a_substring_reward_function_is_caught():
     report = run_audit(substring_reward)
     hacked = {o.attack.name for o in report.hacked}

@@ -6,7 +6,9 @@ math_timeout_s=1`): the one place that moves them into their kind's table
 A flat key moves to the table of the kind chosen that reads it (algo.clip_c with surrogate =
 "dual_clip" becomes algo.dual_clip.clip_c). Where no chosen kind reads it, a value equal to
 what rlvr used to write for every run (its old default, e.g. algo.gamma = 1.0) is a leftover
-and is dropped; any other value is refused, naming the key and the kind that reads it.
+and is dropped. Any other value in a file (a run folder's config.toml, an older recipe) is
+dropped with a warning line, since old rlvr never read it either and a run folder must stay
+loadable; given with --set it is refused, naming the key and the kind that reads it.
 """
 
 from __future__ import annotations
@@ -85,11 +87,16 @@ def reward_without_flat_keys(table: dict, overridden: Any = frozenset()) -> tupl
 
 
 def log_moved(where: str, moved: list[str]) -> None:
-    """One log line (once per source and set of moves) saying which keys moved where."""
-    line = f"{where}: flat keys moved into their kind's table ({', '.join(moved)}); write them so (docs/config.md)"
-    if moved and line not in _logged:
-        _logged.add(line)
-        log.warning("%s", line)
+    """One log line (once per source and set of moves) saying which keys moved where, and one
+    for the flat keys of kinds not chosen, ignored as they always were."""
+    ignored = [m for m in moved if " ignored, " in m]
+    moves = [m for m in moved if m not in ignored]
+    lines = ([f"{where}: flat keys moved into their kind's table ({', '.join(moves)}); a recipe should "
+              f"spell them so (docs/config.md)"] if moves else []) + [f"{where}: {m}" for m in ignored]
+    for line in lines:
+        if line not in _logged:
+            _logged.add(line)
+            log.warning("%s", line)
 
 
 def _algo_targets(table: dict) -> dict[str, str]:
@@ -118,6 +125,9 @@ def _unflatten(section: str, table: dict, moves: dict[str, tuple[str, str]], tar
         if kind is None:
             if value == OLD_DEFAULTS[section].get(key, ...):
                 continue  # what rlvr wrote for every run: a leftover of a kind not chosen
+            if f"{section}.{key}" not in overridden:  # a file: old rlvr read nothing from it either
+                moved.append(f"{section}.{key} = {value!r} ignored, as rlvr always did: only {readers(key)} reads it")
+                continue
             raise FlatKeyError([section, key], f"{section}.{key} is read only when {readers(key)}; it is now "
                                                f"{section}.<kind>.{name}, in the chosen kind's table")
         options = out.get(kind) if out.get(kind) is not None else {}

@@ -39,7 +39,7 @@ from rlvr.rewards.sandbox import Limits
 from rlvr.rewards.time_limit import VerifierTimeout, run_with_time_limit
 
 HANG_LIMITS = Limits(wall_s=1.5, cpu_s=1, memory_mb=256, output_kb=256)
-SELECTORS = ("template", "format_strict")  # the options a reward function may be audited with
+SELECTORS = ("template", "format_strict", "format.strict")  # the options a reward function may be audited with
 
 
 @dataclass(frozen=True)
@@ -191,8 +191,13 @@ def run_audit(target: "str | Callable", kind: str | None = None,
     function (`target` callable) against the attacks for `kind` (None: every text attack)."""
     options = dict(options or {})
     kind = resolve(target, kind)
-    section = reward_section(target if isinstance(target, str) else _function_kind(kind, options), options)
-    settings = {"template": section.template, "format_strict": section.options("format").strict}  # SELECTORS
+    if isinstance(target, str):
+        section = reward_section(target, options)
+        strict = getattr(section.options("format"), "strict", False)
+    else:  # a function's options only pick attacks: format_strict is not a [reward] key of its kind
+        strict = _strict_selector(options)
+        section = reward_section(_function_kind(kind, options), {"template": options.get("template", "none")})
+    settings = {"template": section.template, "format_strict": strict}  # SELECTORS
     name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
     with oracle_server() as (port, connections):
         attacks = [a for a in all_attacks(port) if applies(a, kind, settings)]
@@ -204,12 +209,20 @@ def run_audit(target: "str | Callable", kind: str | None = None,
         return AuditReport(name, kind, outcomes, len(connections))
 
 
+def _strict_selector(options: Mapping[str, object]) -> bool:
+    """`format_strict` (or its keyed spelling `format.strict`) of a function's audit: a bool."""
+    value = options.get("format.strict", options.get("format_strict", False))
+    if not isinstance(value, bool):
+        raise ConfigError(f"--option format_strict={value!r}: expected true or false")
+    return value
+
+
 def _function_kind(kind: str | None, options: Mapping[str, object]) -> str:
     """The verifier whose [reward] rules check a function's options (which only pick attacks)."""
     unknown = sorted(set(options) - set(SELECTORS))
     if unknown:
         raise ConfigError(f"--option {', '.join(unknown)}: a reward function is audited with only "
-                          f"{' and '.join(SELECTORS)} (they choose the attacks); the rest configure a built-in verifier")
+                          f"{' and '.join(SELECTORS[:2])} (they choose the attacks); the rest configure a built-in verifier")
     if kind == "format" or (kind is None and options.get("template", "none") != "none"):
         return "format"
     return "math"

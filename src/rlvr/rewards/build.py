@@ -56,7 +56,8 @@ def reward_section(verifier: str, options: Mapping[str, object], where: str = "-
         else:
             table[key] = value
     try:
-        table, _ = reward_without_flat_keys(table)  # the old flat keys (math_timeout_s) still read
+        # the old flat keys (math_timeout_s) still read; given on the command line, one no chosen kind reads is refused
+        table, _ = reward_without_flat_keys(table, {f"reward.{key}" for key in options})
         return RewardSection.model_validate(table)
     except FlatKeyError as e:
         raise ConfigError(f"{where} {e.loc[-1]}: {e}") from None
