@@ -55,3 +55,19 @@ def test_the_config_page_lists_every_tables_keys():
                for kind, cls in tables.items() for key in cls.model_fields
                if not any(line.startswith(f"| `[{name}.{kind}]` |") and f"| `{key}` |" in line for line in lines)]
     assert not missing, f"docs/config.md lacks {missing}"
+
+
+@pytest.mark.parametrize("recipe, switch, gone", [
+    ("ppo", "algo.advantage=reinforce_pp", "gae"),  # recipes/ppo.toml has [algo.gae]
+    ("vapo", "algo.advantage=group", "gae"),
+])
+def test_a_set_that_switches_a_recipes_kind_drops_that_kinds_table(recipe, switch, gone, caplog):
+    # before: refused, "algo.gae.gamma / algo.gae.lam is read only when algo.advantage = 'gae'",
+    # with no --set that could drop the recipe's table
+    path = Path(__file__).resolve().parents[2] / "recipes" / f"{recipe}.toml"
+    with caplog.at_level("WARNING"):
+        config = load_config(path, [switch])
+    assert config.algo.advantage == switch.split("=")[1]
+    assert any(m.startswith(f"algo.{gone} dropped: --set {switch}") for m in caplog.messages)
+    with pytest.raises(ConfigError, match=rf"algo\.{gone}\..*lam.* is read only when"):  # its own key, set: refused
+        load_config(path, [switch, f"algo.{gone}.lam=0.9"])

@@ -30,7 +30,7 @@ def test_a_gold_written_as_approximate_is_rounded_and_the_recipe_key_reaches_the
     assert MathVerifier()(response="2.2361", gold="\\approx 2.236").score == 1.0
     assert MathVerifier()(response="2.2361", gold="≈ 2.236").score == 1.0
     assert MathVerifier()(response="2.9", gold="\\approx 2.236").score == 0.0
-    built = build_verifier("math", RewardSection(verifier="math", math_rounded_golds=True))
+    built = build_verifier("math", RewardSection(verifier="math", math={"rounded_golds": True}))
     assert built(response="0.1254", gold="0.125").score == 1.0
     assert build_verifier("math", RewardSection(verifier="math"))(response="0.1254", gold="0.125").score == 0.0
 

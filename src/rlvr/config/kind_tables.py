@@ -31,3 +31,25 @@ def with_kind_tables(section: str, data: Any, tables: Mapping[str, type], chosen
 def chosen_table(section: Any, tables: Mapping[str, type], kind: str) -> Any:
     """The options table of `kind` in a validated `section`, None when that kind has none."""
     return getattr(section, kind) if kind in tables else None
+
+
+def without_switched_tables(section: str, data: Any, axes: Mapping[str, Iterable[str]],
+                            overridden: Iterable[str]) -> tuple[Any, list[str]]:
+    """`data` (a section's table) without the tables of kinds that a --set on their axis switched
+    away from (recipes/ppo.toml's [algo.gae] under `--set algo.advantage=reinforce_pp`): the
+    recipe chose that kind, the command line overrode the choice, so its table goes with it.
+    A table with a key of its own given by --set stays (and is refused as not chosen).
+    Returns the table and one "dropped ..." line per table."""
+    if not isinstance(data, dict):
+        return data, []
+    overridden = set(overridden)
+    out, dropped = dict(data), []
+    for axis, kinds in axes.items():
+        if f"{section}.{axis}" not in overridden:
+            continue
+        for kind in kinds:
+            own_set = any(o.startswith(f"{section}.{kind}.") for o in overridden)
+            if kind != data.get(axis) and kind in out and not own_set:
+                del out[kind]
+                dropped.append(f"{section}.{kind} dropped: --set {section}.{axis}={data.get(axis)} chose another kind")
+    return out, dropped

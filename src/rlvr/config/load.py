@@ -7,6 +7,7 @@ raised as `ConfigError` before any work starts.
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 import sys
 import typing
@@ -16,9 +17,14 @@ from typing import Any, Optional
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from rlvr.config.algo_section import ALGO_TABLES
 from rlvr.config.flat_keys import FlatKeyError, log_moved, without_flat_keys
+from rlvr.config.kind_tables import without_switched_tables
+from rlvr.config.reward_section import REWARD_TABLES
 from rlvr.config.schema import Config
 from rlvr.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -118,11 +124,23 @@ def validate(data: dict, text: str, where: str, overridden: set[str] = frozenset
             place = "--set" if dotted in overridden else f"{where}:{find_line(text, e.loc) or ''}".rstrip(":")
             raise ConfigError(f"{place}: {e}") from None
         log_moved(where, moved)
+        data = _without_switched_tables(data, overridden)
     try:
         return schema.model_validate(data)
     except ValidationError as e:
         lines = [describe(err, text, where, overridden, schema) for err in e.errors()]
         raise ConfigError("\n".join(lines)) from None
+
+
+def _without_switched_tables(data: dict, overridden: set[str]) -> dict:
+    """The recipe's kind tables whose kind a --set switched away, dropped with a log line each."""
+    out = dict(data)
+    axes = {"algo": ALGO_TABLES, "reward": {"verifier": REWARD_TABLES}}
+    for section, tables in axes.items():
+        out[section], dropped = without_switched_tables(section, data.get(section), tables, overridden)
+        for line in dropped:
+            log.warning("%s", line)
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def describe(err: dict, text: str, where: str, overridden: set[str] = frozenset(),
