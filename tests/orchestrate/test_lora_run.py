@@ -47,7 +47,14 @@ def test_lora_grpo_trains_syncs_adapters_and_resumes(tmp_path):
 def test_async_lora_with_staleness_0_equals_sync(tmp_path):
     sync = run(tmp_path, "sync", "train.steps=2").folder.read_metrics()
     async0 = run(tmp_path, "async0", "train.steps=2", "orchestrate.mode=async").folder.read_metrics()
-    assert [[m[k] for k in KEYS] for m in sync] == [[m[k] for k in KEYS] for m in async0]
+    # Same samples and rewards; the sync engine samples with the trainer's own tensors and the
+    # async one with a copy of them, whose (generic-path) log-probs can round 1 ulp apart
+    # (4.8e-7 seen in the importance weights), so the rest agrees to rounding: loss/policy
+    # (~1e-4, a sum of cancelling terms) to 1.3e-7 at step 2.
+    assert [m["reward/mean"] for m in sync] == [m["reward/mean"] for m in async0]
+    for a, b in zip(sync, async0):
+        for key in KEYS:
+            assert a[key] == pytest.approx(b[key], rel=1e-5, abs=1e-6), (a["step"], key)
 
 
 def test_eval_of_a_lora_checkpoint(tmp_path, capsys):

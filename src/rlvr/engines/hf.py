@@ -193,9 +193,17 @@ class HFEngine(HeldStateEngine):
         self._weight_poll = poll
 
     def load_weights(self, state_dict: dict[str, torch.Tensor], version: int) -> None:
-        check_weight_keys(state_dict, self.model.state_dict())  # strict, LoRA's partial dict allowed
-        self.model.load_state_dict(state_dict, strict=False)
+        own = self.model.state_dict()
+        check_weight_keys(state_dict, own)  # strict, LoRA's partial dict allowed
+        # A sync run's engine samples with the trainer's own model (engine_choice.py): its
+        # tensors arrive here as themselves, and copying a tensor onto itself is wasted work.
+        foreign = {k: v for k, v in state_dict.items() if v.data_ptr() != own[k].data_ptr()}
+        if foreign:
+            self.model.load_state_dict(foreign, strict=False)
         self._version = version
+        self.release()
+
+    def release(self) -> None:
         if self._fused is not None:
             self._fused.invalidate()
 
@@ -236,6 +244,14 @@ class HFEngine(HeldStateEngine):
         check_rows(rows)
         if not rows:
             return []
+        training = self.model.training  # a shared model (sync runs) goes back to the trainer as it came
+        self.model.eval()
+        try:
+            return self._sample(rows, params)
+        finally:
+            self.model.train(training)
+
+    def _sample(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
         device = next(self.model.parameters()).device
         distinct, index = distinct_rows(rows) if self.share_prefill else (rows, None)
         ids, mask = left_pad(distinct, self.pad_id)

@@ -158,7 +158,7 @@ def build(plan: RunPlan, base: Path, weights_from: Path | None = None, reward_fn
                          max(config.sampling.max_new_tokens, config.eval.max_new_tokens))
     sampling = sampling_params(config)
     ref_model = load_reference(config, objective, model, model_path, device, base, tokenizer)
-    engine = ENGINE_BUILDERS[plan.engine](config, model, tokenizer, model_path)  # its own copy, made before FSDP shards `model`
+    engine = ENGINE_BUILDERS[plan.engine](config, model, tokenizer, model_path)  # any copy of its own made before FSDP shards `model`
     t = config.train
     if t.gradient_checkpointing:  # after the engine's copy, which generates without it
         enable_gradient_checkpointing(model)

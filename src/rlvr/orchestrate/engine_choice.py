@@ -18,7 +18,7 @@ from transformers import PreTrainedModel
 from rlvr import names
 from rlvr.config import Config
 from rlvr.engines import Engine, HFEngine
-from rlvr.train.lora import engine_copy, engine_model, engine_weights
+from rlvr.train.lora import engine_copy, engine_model, engine_view, engine_weights
 
 Builder = Callable[[Config, PreTrainedModel, object, Path], Engine]
 
@@ -39,7 +39,17 @@ def _vllm(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -
 
 
 def _hf_local(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
-    return HFEngine(engine_copy(model), tokenizer, seed=config.run.seed)
+    return HFEngine(engine_copy(model) if needs_copy(config) else engine_view(model), tokenizer, seed=config.run.seed)
+
+
+def needs_copy(config: Config) -> bool:
+    """Whether the in-process engine needs weights of its own. A sync run generates and trains
+    in turn, so the engine can sample with the trainer's model itself: no second copy in
+    memory and no copy per step. An async run trains while it generates (the engine must not
+    see a half-applied step); FSDP shards the trainer's model and gradient checkpointing
+    wraps its layers, so those keep a copy made before either."""
+    t = config.train
+    return config.orchestrate.mode != "sync" or t.fsdp or t.gradient_checkpointing
 
 
 def _hf_ray(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
@@ -75,5 +85,6 @@ SERVING_ENGINES: dict[str, Builder] = names.ENGINE.bind({"hf": _hf_in_place, "vl
 
 
 def make_engine(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
-    """The engine `model.engine` and `orchestrate.backend` choose, with its own copy of the weights."""
+    """The engine `model.engine` and `orchestrate.backend` choose; in process, `needs_copy` says
+    whether it samples with weights of its own."""
     return ENGINE_BUILDERS[config.model.engine](config, model, tokenizer, model_path)

@@ -26,7 +26,7 @@ class ModelParts:
 
     model: PreTrainedModel  # the policy (training: the weights the trainer updates)
     tokenizer: PreTrainedTokenizerBase  # with the recipe's chat template
-    engine: Engine  # the recipe's model.engine; in training, with its own copy of the weights
+    engine: Engine  # the recipe's model.engine; its own weights unless a sync run's (engine_choice.needs_copy)
     reward_fn: RewardFn | None  # the recipe's [reward]; None where the command scores by its own rule
 
 

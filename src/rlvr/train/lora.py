@@ -89,6 +89,12 @@ def engine_copy(model: nn.Module) -> PreTrainedModel:
     return twin.get_base_model() if is_lora(twin) else twin
 
 
+def engine_view(model: nn.Module) -> PreTrainedModel:
+    """`engine_copy` without the copy: the policy itself (for a LoRA policy, the transformers
+    model inside it), for an engine that samples only while nothing trains (sync runs)."""
+    return model.get_base_model() if is_lora(model) else model
+
+
 def engine_model(model: PreTrainedModel, settings: ModelSection, base_path: str, seed: int) -> PreTrainedModel:
     """For a Ray worker: the base model it loaded, wrapped as the trainer's is, unwrapped as
     `engine_copy` does."""
