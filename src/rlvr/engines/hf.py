@@ -161,7 +161,8 @@ class HFEngine(HeldStateEngine):
     """Samples from a `transformers` causal LM in this process (CPU or one GPU)."""
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024,
-                 fast_decode: bool = True, stop_ids: Sequence[int] | None = None, share_prefill: bool = True):
+                 fast_decode: bool = True, stop_ids: Sequence[int] | None = None, share_prefill: bool = True,
+                 compile_decode: bool = False):
         self.model = model.eval()
         # fast_decode: sample through rlvr.engines.qwen2_decode (the same function, fewer ops)
         # when it supports the model; otherwise, or when False, through the model's forward.
@@ -169,6 +170,8 @@ class HFEngine(HeldStateEngine):
         # share_prefill: rows with the same prompt (a group's samples) are prefilled once and
         # the prompt's KV cache copied to each; False prefills every row (benchmarks' A/B).
         self.share_prefill = share_prefill
+        # compile_decode: the fast path's per-layer blocks through torch.compile (qwen2_decode.Blocks).
+        self.compile_decode = compile_decode
         self._fused: qwen2_decode.FusedWeights | None = None  # made on first use, for self.model
         self.tokenizer = tokenizer
         self.eos_id = tokenizer.eos_token_id
@@ -259,7 +262,8 @@ class HFEngine(HeldStateEngine):
         if self._fused_decode_applies():
             if self._fused is None or self._fused.model is not self.model:
                 self._fused = qwen2_decode.FusedWeights(self.model)
-            decoder = qwen2_decode.Qwen2Decoder(self.model, self._fused, ids, mask, params.max_new_tokens)
+            blocks = qwen2_decode.compiled_blocks() if self.compile_decode else None
+            decoder = qwen2_decode.Qwen2Decoder(self.model, self._fused, ids, mask, params.max_new_tokens, blocks)
         else:
             decoder = _ModelDecoder(self.model, self._cache_kw, ids, mask)
         logits = decoder.prefill()

@@ -180,9 +180,10 @@ class Qwen2Decoder:
     new token; each returns the next-token logits (B, V) from the model's output head."""
 
     def __init__(self, model: Qwen2ForCausalLM, weights: FusedWeights, ids: torch.Tensor,
-                 mask: torch.Tensor, max_new_tokens: int):
+                 mask: torch.Tensor, max_new_tokens: int, blocks: "Blocks | None" = None):
         cfg = model.config
         self.model, self.weights, self.ids = model, weights, ids
+        self.blocks = blocks if blocks is not None else EAGER
         b, p = ids.shape
         self.heads, self.kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
         self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
@@ -235,35 +236,75 @@ class Qwen2Decoder:
         end = start + s
         cos, sin = self.cos[:, start:end], self.sin[:, start:end]
         x = self.model.model.embed_tokens(ids)  # (B, S, D)
+        blocks = self.blocks
         for i, w in enumerate(self.weights.layers()):
-            x = x + self._attention(rms_norm(x, w.ln1, w.eps1), w, i, cos, sin, attn_mask, start, end)
-            gate, up = F.linear(rms_norm(x, w.ln2, w.eps2), w.gate_up_w).chunk(2, dim=-1)
-            x = x + F.linear(F.silu(gate) * up, w.down_w)
+            qkv = blocks.qkv_rope(x, w.ln1, w.eps1, w.qkv_w, w.qkv_b, cos, sin, self.heads, self.kv_heads)
+            x = x + F.linear(self._attention(qkv, i, start, end, attn_mask), w.o_w)
+            x = blocks.mlp(x, w.ln2, w.eps2, w.gate_up_w, w.down_w)
         self.filled = end
         norm = self.model.model.norm
         return self.model.get_output_embeddings()(rms_norm(x[:, -1], norm.weight, norm.variance_epsilon))
 
-    def _attention(self, h, w: _Layer, i: int, cos, sin, attn_mask, start: int, end: int) -> torch.Tensor:
-        b, s, _ = h.shape
+    def _attention(self, qkv, i: int, start: int, end: int, attn_mask) -> torch.Tensor:
+        """qkv (q, k, v) of the new positions, RoPE applied → attention output (B, S, H hd),
+        the new k and v written to this layer's cache first."""
+        q_new, k_new, v_new = qkv  # (B, S, heads, hd) each
+        b, s = q_new.shape[:2]
         nq, nkv, hd = self.heads, self.kv_heads, self.head_dim
-        qkv = F.linear(h, w.qkv_w, w.qkv_b)  # (B, S, (H + 2 KV) hd)
-        qk = apply_rope(qkv[..., :(nq + nkv) * hd].unflatten(-1, (nq + nkv, hd)), cos, sin)
         k_all, v_all = self.k_cache[i], self.v_cache[i]
-        k_all[:, :, start:end] = qk[:, :, nq:].transpose(1, 2)
-        v_all[:, :, start:end] = qkv[..., (nq + nkv) * hd:].unflatten(-1, (nkv, hd)).transpose(1, 2)
+        k_all[:, :, start:end] = k_new.transpose(1, 2)
+        v_all[:, :, start:end] = v_new.transpose(1, 2)
         k, v = k_all[:, :, :end], v_all[:, :, :end]
         if s == 1:
             # Query head h reads KV head h // group (repeat_kv's order), so a KV head's group
             # of query heads is a length-`group` query sequence against that head's keys.
-            q = qk[:, 0, :nq].unflatten(1, (nkv, nq // nkv))  # (B, KV, group, hd)
+            q = q_new[:, 0].unflatten(1, (nkv, nq // nkv))  # (B, KV, group, hd)
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=self.scale)
-            out = out.reshape(b, 1, nq * hd)
+            return out.reshape(b, 1, nq * hd)
+        out = F.scaled_dot_product_attention(q_new.transpose(1, 2), k, v, attn_mask=attn_mask, scale=self.scale,
+                                             enable_gqa=nq != nkv)
+        return out.transpose(1, 2).reshape(b, s, nq * hd)
+
+
+def qkv_rope(x, ln, eps: float, qkv_w, qkv_b, cos, sin_signed, nq: int, nkv: int):
+    """The attention's input half: x (B, S, D) → q, k (RoPE applied), v, each (B, S, heads, hd)."""
+    qkv = F.linear(rms_norm(x, ln, eps), qkv_w, qkv_b)  # (B, S, (H + 2 KV) hd)
+    hd = qkv.shape[-1] // (nq + 2 * nkv)
+    qk = apply_rope(qkv[..., :(nq + nkv) * hd].unflatten(-1, (nq + nkv, hd)), cos, sin_signed)
+    return qk[:, :, :nq], qk[:, :, nq:], qkv[..., (nq + nkv) * hd:].unflatten(-1, (nkv, hd))
+
+
+def mlp(x, ln, eps: float, gate_up_w, down_w):
+    """The layer's second half, residual included: x + down(silu(gate) * up) of the normed x."""
+    gate, up = F.linear(rms_norm(x, ln, eps), gate_up_w).chunk(2, dim=-1)
+    return x + F.linear(F.silu(gate) * up, down_w)
+
+
+class Blocks:
+    """The per-layer functions the decoder calls: as written (eager), or compiled by
+    `torch.compile` (`Blocks(compiled=True)`), which fuses their elementwise ops (RMSNorm,
+    RoPE, SiLU x up) around the GEMMs. Compiled once per process and shape family
+    (dynamic batch and length), on first use."""
+
+    def __init__(self, compiled: bool = False):
+        self.compiled = compiled
+        if compiled:
+            self.qkv_rope = torch.compile(qkv_rope, dynamic=True)
+            self.mlp = torch.compile(mlp, dynamic=True)
         else:
-            q = qk[:, :, :nq].transpose(1, 2)  # (B, H, S, hd)
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, scale=self.scale,
-                                                 enable_gqa=nq != nkv)
-            out = out.transpose(1, 2).reshape(b, s, nq * hd)
-        return F.linear(out, w.o_w)
+            self.qkv_rope, self.mlp = qkv_rope, mlp
+
+
+EAGER = Blocks()
+_compiled: Blocks | None = None
+
+
+def compiled_blocks() -> Blocks:
+    """The process's one compiled `Blocks` (compiling again per engine would repeat the work)."""
+    global _compiled
+    if _compiled is None:
+        _compiled = Blocks(compiled=True)
+    return _compiled
 
 
 def _expand_cache(cache: torch.Tensor, index: torch.Tensor, filled: int) -> torch.Tensor:
