@@ -9,7 +9,9 @@ samples x exactly 64 new tokens through `HFEngine`'s fast Qwen2 decode path. Var
 - `base`: 2 threads, `OMP_WAIT_POLICY=PASSIVE` (WORKLOAD.md), eager blocks;
 - `compile`: as base, the per-layer blocks through `torch.compile` (`HFEngine(compile_decode=True)`);
 - `threads1`: one intra-op thread;
-- `active`: `OMP_WAIT_POLICY=ACTIVE` (spinning OpenMP workers).
+- `active`: `OMP_WAIT_POLICY=ACTIVE` (OpenMP workers spin between parallel regions, in
+  libgomp for up to 30 billion iterations: in effect they never sleep);
+- `default`: no `OMP_WAIT_POLICY` (libgomp's default: spin 300,000 times, then sleep).
 
 Each variant is a fresh process (thread settings and compile caches are per process): one
 untimed call (its time, compilation included, is "first call"), then `--reps` timed calls.
@@ -37,6 +39,8 @@ VARIANTS = {
     "compile": ({"OMP_WAIT_POLICY": "PASSIVE"}, 2, True),
     "threads1": ({"OMP_WAIT_POLICY": "PASSIVE"}, 1, False),
     "active": ({"OMP_WAIT_POLICY": "ACTIVE"}, 2, False),
+    # libgomp's own default: no policy set, workers spin 300,000 times before they sleep.
+    "default": ({"OMP_WAIT_POLICY": None}, 2, False),
 }
 
 
@@ -87,6 +91,7 @@ def run(names: list[str], reps: int, rounds: int) -> dict:
                 env_extra, threads, _ = VARIANTS[name]
                 out = Path(tmp) / f"{name}-{r}.json"
                 env = {**os.environ, **env_extra, "OMP_NUM_THREADS": str(threads)}
+                env = {k: v for k, v in env.items() if v is not None}
                 subprocess.run([sys.executable, __file__, "--worker", name, "--reps", str(reps), "--to", str(out)],
                                env=env, check=True)
                 results[name].append(json.loads(out.read_text()))
