@@ -284,7 +284,8 @@ class Blocks:
     """The per-layer functions the decoder calls: as written (eager), or compiled by
     `torch.compile` (`Blocks(compiled=True)`), which fuses their elementwise ops (RMSNorm,
     RoPE, SiLU x up) around the GEMMs. Compiled once per process and shape family
-    (dynamic batch and length), on first use."""
+    (dynamic batch and length), on first use. Off by default: 0.81x the eager path's tokens/s
+    on workload 1 here, 13.6 s first call (benchmarks/decode_variants.py, 2026-12-04)."""
 
     def __init__(self, compiled: bool = False):
         self.compiled = compiled
