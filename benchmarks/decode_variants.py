@@ -1,7 +1,7 @@
 """Decode-path variants on workload 1's generation, each in its own process, ratios against a base.
 
     nice -n -10 python benchmarks/decode_variants.py [--reps 5] [--variants base,compile,threads1,active]
-        [--out FILE]
+        [--busy N] [--out FILE]
 
 The generation phase of `arith64-tinyqwen2-g8-v1` (shared/bench/WORKLOAD.md): 8 prompts x 8
 samples x exactly 64 new tokens through `HFEngine`'s fast Qwen2 decode path. Variants:
@@ -19,7 +19,8 @@ Processes run variant by variant in rounds (base, v1, v2, ..., base, v1, ...) so
 drift spreads over all of them; the figure is each variant's median tokens/s over the base's
 median in the same run. Each variant's first call uses the same seed and prompts as the base's,
 so its tokens and log-probs are compared with the base's: the share of identical rollouts and
-the largest |delta logp| on the tokens before a row's first difference.
+the largest |delta logp| on the tokens before a row's first difference. `--busy N` keeps N
+other processes spinning on the CPU for the whole run (a machine whose cores are shared).
 """
 
 from __future__ import annotations
@@ -82,9 +83,18 @@ def compare(base_rows, rows) -> tuple[float, float]:
     return same / len(base_rows), worst
 
 
-def run(names: list[str], reps: int, rounds: int) -> dict:
+def run(names: list[str], reps: int, rounds: int, busy: int) -> dict:
     results: dict[str, list[dict]] = {n: [] for n in names}
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
     load = [os.getloadavg()[0]]
+    try:
+        return _rounds(names, reps, rounds, results, load)
+    finally:
+        for proc in spinners:
+            proc.kill()
+
+
+def _rounds(names, reps, rounds, results, load) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
             for name in names:
@@ -120,6 +130,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--variants", default="base,compile,threads1,active")
+    ap.add_argument("--busy", type=int, default=0, help="other processes spinning on the CPU during the run")
     ap.add_argument("--out")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--to", help=argparse.SUPPRESS)
@@ -130,7 +141,7 @@ def main() -> None:
     unknown = [n for n in names if n not in VARIANTS]
     if unknown or "base" not in names:
         sys.exit(f"decode_variants: --variants must include base and name only {sorted(VARIANTS)}; got {names}")
-    summary = summarize(names, run(names, args.reps, args.rounds))
+    summary = summarize(names, run(names, args.reps, args.rounds, args.busy))
     print(f"load 1-min: {' '.join(f'{x:.1f}' for x in summary['load'])}")
     print(f"{'variant':<10} {'tok/s':>8} {'x base':>7} {'first call s':>13} {'same rollouts':>14} {'max |dlogp|':>12}")
     for name, row in summary["table"].items():

@@ -105,6 +105,20 @@ def test_engine_rollouts_are_those_of_the_generic_path(tiny_model, tokenizer, pa
     assert torch.equal(torch.rand(4, generator=fast.generator), torch.rand(4, generator=generic.generator))
 
 
+def test_compiled_blocks_sample_the_eager_rollouts(gqa_model, tokenizer, monkeypatch):
+    """HFEngine(compile_decode=True) runs the layer blocks through torch.compile, and samples the
+    eager engine's tokens with log-probs within fp32 rounding (fused elementwise ops)."""
+    compiled = qd.compiled_blocks()
+    assert qd.compiled_blocks() is compiled and compiled.mlp is not qd.mlp  # one compiled set per process
+    calls = []
+    monkeypatch.setattr(compiled, "mlp", _counting(compiled.mlp, calls))
+    params = SamplingParams(max_new_tokens=12, min_new_tokens=12, temperature=1.0)
+    a = HFEngine(copy.deepcopy(gqa_model), tokenizer, seed=5, compile_decode=True).generate(PROMPTS, 2, params)
+    b = HFEngine(copy.deepcopy(gqa_model), tokenizer, seed=5).generate(PROMPTS, 2, params)
+    assert calls  # the compiled blocks were the ones called
+    _assert_same_rollouts(a, b)
+
+
 def _counting(fn, calls):
     def wrapped(*args, **kwargs):
         calls.append(1)

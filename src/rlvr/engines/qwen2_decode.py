@@ -288,7 +288,6 @@ class Blocks:
     on workload 1 here, 13.6 s first call (benchmarks/decode_variants.py, 2026-12-04)."""
 
     def __init__(self, compiled: bool = False):
-        self.compiled = compiled
         if compiled:
             self.qkv_rope = torch.compile(qkv_rope, dynamic=True)
             self.mlp = torch.compile(mlp, dynamic=True)
