@@ -3,8 +3,10 @@
 
     python scripts/make_repo_model.py [--out models/tiny-repo] [--steps N] [--seed S]
 
-Episodes of a sloppy teacher on the located tier's training tasks (9 modules; the 3 held-out
-modules are never seen). The first observation is rendered as a run renders it
+Episodes of a sloppy teacher on the located tier's training modules (the 3 held-out modules
+are never seen): the 166 training tasks' lines, and every other one-token mutation site of the
+same 9 modules (rlvr.envs.repo.mutations: compare, operator, off-by-one, a default), 226
+places in all. The first observation is rendered as a run renders it
 (PlainRenderer); the teacher's one turn is a `fix` call, auto-submitted (max_turns = 1):
 
     right    fix(OLD, NEW) with the reference patch's token swap
@@ -17,7 +19,10 @@ greedy model is mostly wrong, while sampling finds the right swap about a third 
 the room RL has. Which swap undoes a mutation depends on the token (a `>=` comes from `>`, a
 `-` from `+`), not on the module, so it carries over to held-out modules. Half the
 episodes rename the file and renumber the line in the observation, so that the call does not
-hang on the 9 training file names.
+hang on the 9 training file names, and DISGUISE of them make up the line's names and its
+other integer constants (and, half the time, the numbers being swapped, their difference
+kept), so that the model learns to copy a token from the line it is shown rather than recall
+one of the 226 lines.
 Only the policy's turn (and its EOS) is trained on. Deterministic from its seed on a given
 machine and thread count. No sandbox is needed: the teacher never runs the tests.
 """
@@ -25,7 +30,9 @@ machine and thread count. No sandbox is needed: the teacher never runs the tests
 from __future__ import annotations
 
 import json
+import keyword
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -38,8 +45,13 @@ from rlvr.engines.loading import load_tokenizer
 from rlvr.envs import PlainRenderer
 from rlvr.envs.repo.load import load_repo_tasks
 from rlvr.envs.repo.located import INSTRUCTIONS, _TOKEN, Location, locate, token_fix
+from rlvr.envs.repo.mutations import mutations
 
 TEACHER = (0.3, 0.5, 0.2)  # (right, mirror, other)
+DISGUISE = 0.75  # the share of episodes whose names and constants are made up
+SEEDS = Path(__file__).resolve().parents[1] / "src/rlvr/envs/repo/seed_modules"
+_KEEP = set(keyword.kwlist) | {"len", "range", "min", "max", "abs", "sum", "int", "str", "float", "list", "dict",
+                               "set", "tuple", "sorted", "round", "enumerate", "zip", "divmod", "isinstance", "self"}
 CONTEXT = 1024  # positions (RoPE: no weights); episodes use <= 250, but a run checks the problem statement too
 TRAIN = Path(__file__).resolve().parents[1] / "src/rlvr/envs/repo/data/located_train.jsonl"
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": ">=", "!=": "<", "+": "*", "-": "*", "*": "/",
@@ -57,6 +69,48 @@ def mirror(old: str, new: str) -> str:
     if old.isdigit() and new.isdigit():
         return str(max(0, 2 * int(old) - int(new)))
     return _MIRROR.get(old, new + new)
+
+
+def sites(modules: set[str]) -> list[Location]:
+    """Every one-token mutation site of `modules` (seed modules) as the located tier shows it:
+    the mutated line as `text`, the module's own line as `fixed`."""
+    found = []
+    for name in sorted(modules):
+        for m in mutations((SEEDS / f"{name}.py").read_text()):
+            where = Location(f"{name}.py", m.line, m.new_line.rstrip("\n"), m.old_line.rstrip("\n"))
+            if not m.delete and token_fix(where) is not None:
+                found.append(where)
+    return found
+
+
+def _made_up(rng: random.Random) -> str:
+    name = rng.choice("abcdefghijklmnopqrstuvwxyz") + "".join(
+        rng.choice("abcdefghijklmnopqrstuvwxyz_0123456789") for _ in range(rng.randint(0, 9)))
+    return name if name not in _KEEP else name + "_"
+
+
+def disguise(where: Location, rng: random.Random) -> Location:
+    """`where` with its names and its other integer constants made up, the same in the buggy and
+    the fixed line; with probability 1/2 the swapped numbers too (their difference kept).
+    `where` itself when the made-up line would no longer be a one-token fix."""
+    old, new = token_fix(where)
+    numbers = {old: old, new: new}  # the swapped tokens kept, unless made up below
+    if old.isdigit() and new.isdigit() and rng.random() < 0.5:
+        base = rng.randint(max(0, int(new) - int(old)), 60)
+        numbers = {old: str(base + int(old) - int(new)), new: str(base)}
+    names: dict[str, str] = {}
+
+    def swap(m: re.Match) -> str:
+        token = m.group(0)
+        if token.isdigit():
+            return numbers.setdefault(token, str(rng.randint(0, 99)))
+        if token in _KEEP or token in ("True", "False", "None"):
+            return token
+        return names.setdefault(token, _made_up(rng))
+
+    word = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b|\b\d+\b")
+    made = Location(where.path, where.line, word.sub(swap, where.text), word.sub(swap, where.fixed))
+    return made if token_fix(made) is not None else where
 
 
 def teacher_swap(where: Location, rng: random.Random) -> tuple[str, str]:
@@ -77,6 +131,8 @@ def episode(renderer: PlainRenderer, where: Location, rng: random.Random) -> tup
     if rng.random() < 0.5:  # renamed and renumbered: copy, don't memorize
         path = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz_") for _ in range(rng.randint(3, 14))) + ".py"
         line = rng.randint(1, 120)
+    if rng.random() < DISGUISE:
+        where = disguise(where, rng)
     old, new = teacher_swap(where, rng)
     prompt = renderer.prompt_ids(f"{INSTRUCTIONS}{path} line {line}: {where.text.strip()}\n")
     turn = renderer.encode(call(old, new)) + [renderer.tokenizer.eos_token_id]
@@ -86,12 +142,14 @@ def episode(renderer: PlainRenderer, where: Location, rng: random.Random) -> tup
 def main() -> None:
     from rlvr.models import build_char_tokenizer, tiny_qwen2
 
-    args = sft_parser(__doc__, out="models/tiny-repo", steps=220, batch=24, lr=4e-3).parse_args()
+    args = sft_parser(__doc__, out="models/tiny-repo", steps=2000, batch=24, lr=3e-3).parse_args()
     torch.set_num_threads(2)
     start, rng = time.time(), random.Random(args.seed)
-    places = [locate(t) for t in load_repo_tasks(TRAIN, None)]
+    located = {locate(t) for t in load_repo_tasks(TRAIN, None)}
+    places = sorted(located | set(sites({w.path.removesuffix(".py") for w in located})),
+                    key=lambda w: (w.path, w.line, w.text))
     out = Path(args.out)
-    model = tiny_qwen2(hidden_size=64, intermediate_size=256, num_layers=3, num_heads=4, num_kv_heads=2,
+    model = tiny_qwen2(hidden_size=96, intermediate_size=384, num_layers=4, num_heads=4, num_kv_heads=2,
                        max_positions=CONTEXT, seed=args.seed)
     model.config.save_pretrained(out)
     build_char_tokenizer().save_pretrained(out)
@@ -99,8 +157,9 @@ def main() -> None:
     loss = fine_tune(model, lambda: [episode(renderer, rng.choice(places), rng) for _ in range(args.batch)],
                      steps=args.steps, lr=args.lr, pad=renderer.tokenizer.pad_token_id, decay_tail=0.3)
     model.save_pretrained(out, safe_serialization=True)
-    write_card(out, model, args, start, loss, data=f"sloppy-teacher fix calls on {TRAIN.name} (9 modules); "
-               f"(right, mirror, other) = {TEACHER}; half the episodes renamed and renumbered",
+    write_card(out, model, args, start, loss, data=f"sloppy-teacher fix calls on {len(places)} one-token sites of {TRAIN.name}'s "
+               f"9 modules; (right, mirror, other) = {TEACHER}; half the episodes renamed and renumbered, "
+               f"{DISGUISE} with made-up names and constants",
                instructions=INSTRUCTIONS, context=CONTEXT)
 
 
