@@ -19,10 +19,11 @@ greedy model is mostly wrong, while sampling finds the right swap about a third 
 the room RL has. Which swap undoes a mutation depends on the token (a `>=` comes from `>`, a
 `-` from `+`), not on the module, so it carries over to held-out modules. Half the
 episodes rename the file and renumber the line in the observation, so that the call does not
-hang on the 9 training file names, and DISGUISE of them make up the line's names and its
-other integer constants (and, half the time, the numbers being swapped, their difference
-kept), so that the model learns to copy a token from the line it is shown rather than recall
-one of the 226 lines.
+hang on the 9 training file names; independently, DISGUISE of all episodes make up the line's
+names and its other integer constants (and, in half of those, the numbers being swapped, their
+difference kept), so that the model learns to copy a token from the line it is shown rather
+than recall one of the 226 lines. The disguise renames every name outside _KEEP, method names
+and words inside string literals included (the shipped model was made so).
 Only the policy's turn (and its EOS) is trained on. Deterministic from its seed on a given
 machine and thread count. No sandbox is needed: the teacher never runs the tests.
 """
@@ -54,6 +55,7 @@ _KEEP = set(keyword.kwlist) | {"len", "range", "min", "max", "abs", "sum", "int"
                                "set", "tuple", "sorted", "round", "enumerate", "zip", "divmod", "isinstance", "self"}
 CONTEXT = 1024  # positions (RoPE: no weights); episodes use <= 250, but a run checks the problem statement too
 TRAIN = Path(__file__).resolve().parents[1] / "src/rlvr/envs/repo/data/located_train.jsonl"
+TEST = TRAIN.with_name("located_test.jsonl")  # its modules must never be seen
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": ">=", "!=": "<", "+": "*", "-": "*", "*": "/",
            "//": "/", "%": "/", "True": "None", "False": "None"}
 
@@ -81,6 +83,17 @@ def sites(modules: set[str]) -> list[Location]:
             if not m.delete and token_fix(where) is not None:
                 found.append(where)
     return found
+
+
+def places() -> list[Location]:
+    """The teacher's lines: the training tasks' and every other site of their modules, sorted
+    (so that the seeded draws do not depend on set order); refuses a held-out module."""
+    located = {locate(t) for t in load_repo_tasks(TRAIN, None)}
+    modules = {w.path.removesuffix(".py") for w in located}
+    held_out = {locate(t).path.removesuffix(".py") for t in load_repo_tasks(TEST, None)}
+    if modules & held_out:
+        raise SystemExit(f"{TRAIN.name} holds held-out modules {sorted(modules & held_out)}")
+    return sorted(located | set(sites(modules)), key=lambda w: (w.path, w.line, w.text))
 
 
 def _made_up(rng: random.Random) -> str:
@@ -145,19 +158,17 @@ def main() -> None:
     args = sft_parser(__doc__, out="models/tiny-repo", steps=2000, batch=24, lr=3e-3).parse_args()
     torch.set_num_threads(2)
     start, rng = time.time(), random.Random(args.seed)
-    located = {locate(t) for t in load_repo_tasks(TRAIN, None)}
-    places = sorted(located | set(sites({w.path.removesuffix(".py") for w in located})),
-                    key=lambda w: (w.path, w.line, w.text))
+    lines = places()
     out = Path(args.out)
     model = tiny_qwen2(hidden_size=96, intermediate_size=384, num_layers=4, num_heads=4, num_kv_heads=2,
                        max_positions=CONTEXT, seed=args.seed)
     model.config.save_pretrained(out)
     build_char_tokenizer().save_pretrained(out)
     renderer = PlainRenderer(load_tokenizer(out))
-    loss = fine_tune(model, lambda: [episode(renderer, rng.choice(places), rng) for _ in range(args.batch)],
+    loss = fine_tune(model, lambda: [episode(renderer, rng.choice(lines), rng) for _ in range(args.batch)],
                      steps=args.steps, lr=args.lr, pad=renderer.tokenizer.pad_token_id, decay_tail=0.3)
     model.save_pretrained(out, safe_serialization=True)
-    write_card(out, model, args, start, loss, data=f"sloppy-teacher fix calls on {len(places)} one-token sites of {TRAIN.name}'s "
+    write_card(out, model, args, start, loss, data=f"sloppy-teacher fix calls on {len(lines)} one-token sites of {TRAIN.name}'s "
                f"9 modules; (right, mirror, other) = {TEACHER}; half the episodes renamed and renumbered, "
                f"{DISGUISE} with made-up names and constants",
                instructions=INSTRUCTIONS, context=CONTEXT)

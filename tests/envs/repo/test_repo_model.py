@@ -6,14 +6,18 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
-from rlvr.envs.repo.located import fix_line, locate, token_fix
+import pytest
+
+from rlvr.envs.repo.located import _occurrences, fix_line, locate, token_fix
 from rlvr.envs.repo.load import load_repo_tasks
 
 REPO = Path(__file__).resolve().parents[3]
 HELD_OUT = {"calendar_math", "roman", "wordwrap"}
+WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
 
 def load_script():
@@ -30,17 +34,24 @@ TRAIN = {locate(t) for t in load_repo_tasks(mrm.TRAIN, None)}
 MODULES = {w.path.removesuffix(".py") for w in TRAIN}
 
 
-def test_the_sites_are_one_token_fixes_of_the_training_modules_and_add_to_the_tasks():
-    assert MODULES and not MODULES & HELD_OUT
-    sites = mrm.sites(MODULES)
-    assert all(token_fix(w) is not None and w.path.removesuffix(".py") in MODULES for w in sites)
+def test_the_places_are_one_token_fixes_of_the_training_modules_and_hold_the_tasks():
+    places = mrm.places()
+    assert MODULES and not MODULES & HELD_OUT and {w.path.removesuffix(".py") for w in places} == MODULES
+    assert all(token_fix(w) is not None for w in places)
     source = {m: (mrm.SEEDS / f"{m}.py").read_text().splitlines() for m in MODULES}
-    assert all(source[w.path.removesuffix(".py")][w.line - 1] == w.fixed for w in sites)  # fixed = the module's line
-    assert len(TRAIN | set(sites)) > len(TRAIN) + 30  # sites the tasks do not hold
+    assert all(source[w.path.removesuffix(".py")][w.line - 1] == w.fixed for w in places)  # fixed = the module's line
+    assert TRAIN <= set(places) and len(set(places)) == len(places) == 226  # 60 sites the tasks do not hold
+    assert places == sorted(places, key=lambda w: (w.path, w.line, w.text))  # seeded draws see one order
+
+
+def test_a_held_out_module_is_refused(monkeypatch):
+    monkeypatch.setattr(mrm, "TEST", mrm.TRAIN)  # every training module is now "held out"
+    with pytest.raises(SystemExit, match="held-out modules"):
+        mrm.places()
 
 
 def test_a_disguise_keeps_the_fix_but_not_the_names():
-    rng, changed, numbers = random.Random(0), 0, 0
+    rng, changed, numbers, total, kept = random.Random(0), 0, 0, 0, 0
     for where in sorted(TRAIN, key=lambda w: (w.path, w.line)):
         for _ in range(4):
             made = mrm.disguise(where, rng)
@@ -51,8 +62,13 @@ def test_a_disguise_keeps_the_fix_but_not_the_names():
             else:
                 assert (old2, new2) == (old, new)
             assert fix_line(made.text + "\n", 1, old2, new2, made.path) == made.fixed + "\n"
-            changed += made.text != where.text
-    assert changed > 0.8 * 4 * len(TRAIN) and numbers > 0
+            names, made_names = set(WORD.findall(where.text)), set(WORD.findall(made.text))
+            assert names & mrm._KEEP <= made_names  # keywords and builtins stay
+            if made.text != where.text:
+                changed += 1
+                own = names - mrm._KEEP - {"True", "False", "None"}
+                total, kept = total + len(own), kept + len(own & made_names)  # a made-up name may be an old one
+    assert changed > 0.8 * 4 * len(TRAIN) and numbers > 0 and kept < 0.05 * total
 
 
 def test_episodes_train_on_the_call_only_and_the_call_names_a_token_of_the_shown_line():
@@ -61,11 +77,12 @@ def test_episodes_train_on_the_call_only_and_the_call_names_a_token_of_the_shown
 
     renderer = PlainRenderer(load_tokenizer(REPO / "models" / "tiny-repo"))
     rng = random.Random(1)
-    for where in sorted(TRAIN, key=lambda w: (w.path, w.line))[:40]:
+    for where in mrm.places():
         ids, labels = mrm.episode(renderer, where, rng)
+        assert labels[-1] == ids[-1] == renderer.tokenizer.eos_token_id
         turn = renderer.tokenizer.decode([i for i, y in zip(ids, labels) if y != -100])
         body = json.loads(turn.removeprefix("<tool_call>").split("</tool_call>")[0])
         assert body["name"] == "fix" and set(body["arguments"]) == {"old", "new"}
         start = next(i for i, y in enumerate(labels) if y != -100)
         shown = renderer.tokenizer.decode(ids[:start]).rstrip("\n").rsplit(" line ", 1)[1].split(": ", 1)[1]
-        assert body["arguments"]["old"] in shown.split() or body["arguments"]["old"] in shown, (shown, body)
+        assert _occurrences(shown, body["arguments"]["old"]), (shown, body)  # a whole token of the line (maybe not unique: "other")

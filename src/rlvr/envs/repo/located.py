@@ -7,7 +7,7 @@ the reference patch replaces (the fix itself is not shown), and the tools are
     fix(old, new)   in the located line, replace the one token `old` by `new`
     submit()
 
-(the call names no path or line: a model of 200k parameters does not learn to copy them to
+(the call names no path or line: the first, 200k-parameter model did not learn to copy them to
 files it never saw in training within CPU minutes; the first version did, and wrote training
 file names on held-out tasks). So one short call can fix a one-token bug (a comparison or operator swap, an off-by-one).
 Everything after the call is the full environment's: the same work tree, the same diff on a
