@@ -43,9 +43,16 @@ def last_int(response: str, gold: str) -> float:
     return float(bool(found) and int(found[-1]) == int(gold))
 
 
-def rss_mib() -> float:
+def rss_mib(field: str = "VmRSS") -> float:
     with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":")) / 1024
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident size (VmHWM). Not ru_maxrss: Linux carries the forking
+    parent's peak across exec into it (vs_trl.py's own ~800 MiB floored the small workloads'
+    figures until 2026-12-06)."""
+    return rss_mib("VmHWM")
 
 
 def _toml(value) -> str:
@@ -207,7 +214,7 @@ def main() -> None:
     result.update({
         "side": spec["side"], "mode": spec["mode"], "wall_s": time.perf_counter() - t0,
         "load_before": load_before, "load_after": os.getloadavg(), "rss_after_import_mib": rss_import,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": peak_rss_mib(),
         "peak_rss_children_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
         "s_per_step": statistics.median(result["step_s"])})
     Path(sys.argv[2]).write_text(json.dumps(result, indent=1) + "\n")

@@ -110,3 +110,13 @@ def test_smallest_point_runs_both_sides_end_to_end(tmp_path):
     assert summary["rlvr"]["completion_tokens"] == summary["trl"]["completion_tokens"] == 2 * 8 * 64
     assert summary["s_per_step_ratio_median"] > 0 and summary["rss_ratio"] > 0
     assert "| g1 |" in proc.stdout
+
+
+def test_a_side_reports_its_own_peak_not_the_forking_parents():
+    """ru_maxrss carries the parent's peak across fork + exec; the side reads VmHWM instead."""
+    ballast = bytearray(400 * 2**20)
+    ballast[::4096] = b"\x01" * len(ballast[::4096])  # resident, not just reserved
+    code = f"import sys; sys.path.insert(0, {str(BENCH)!r}); import vs_trl_sides; print(vs_trl_sides.peak_rss_mib())"
+    peak = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert 0 < peak < 300 < vs_trl_sides.rss_mib("VmRSS") and vs_trl_sides.peak_rss_mib() >= 400
+    del ballast
