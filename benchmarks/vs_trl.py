@@ -84,7 +84,7 @@ DIFFERENCES = [
 ]
 
 
-def specs(name: str, root: Path, steps: int | None) -> dict:
+def specs(name: str, root: Path, steps: int | None, checkpointing: bool = False) -> dict:
     """The settings both sides share for workload `name`; builds its model and prompt files."""
     if name == "w1":
         from step_throughput import MODEL, check_setup, make_prompts
@@ -109,7 +109,7 @@ def specs(name: str, root: Path, steps: int | None) -> dict:
         from step_throughput import make_prompts
         out["model_dir"] = save_model(root / name, {**model, "vocab_size": vocab, "seed": 20240601}, vocab)
         out["prompts_path"] = write_rows(root / name, make_prompts())
-    out.update(name=name, threads=THREADS, max_staleness=0, mode="sync")
+    out.update(name=name, threads=THREADS, max_staleness=0, mode="sync", gradient_checkpointing=checkpointing)
     if steps is not None:
         out["steps"] = steps
     return out
@@ -230,6 +230,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--dry-run", action="store_true", help="print the plan and the differences; run nothing")
     ap.add_argument("--no-async", action="store_true", help="skip rlvr's async runs")
     ap.add_argument("--out", type=Path, help="write every run's record and the summaries as JSON")
+    ap.add_argument("--gradient-checkpointing", action="store_true",
+                    help="both sides recompute activations in the backward (default: neither does)")
     args = ap.parse_args()
     if args.quick:
         args.only, args.rounds, args.steps = "g1,g2", 1, 3
@@ -252,7 +254,7 @@ def main() -> None:
         print(f"  - {d}")
     with tempfile.TemporaryDirectory(prefix="vs_trl-") as tmp:
         root = Path(tmp)
-        all_specs = {n: specs(n, root, args.steps) for n in args.names}
+        all_specs = {n: specs(n, root, args.steps, args.gradient_checkpointing) for n in args.names}
         summaries, records, failed = [], [], []
         for name, spec in all_specs.items():
             runs = plan(spec, args.rounds, not args.no_async)

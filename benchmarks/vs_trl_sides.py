@@ -73,7 +73,7 @@ def rlvr_config_text(spec: dict, out_dir: str) -> str:
         "algo": {"baseline": "group_mean", "scale": "group_std", "adv_eps": 1e-4, "surrogate": "ppo_clip",
                  "eps_low": 0.2, "eps_high": 0.2, "aggregation": spec["aggregation"], "kl": "none"},
         "train": {"steps": spec["steps"], "lr": spec["lr"], "micro_batch_size": spec["micro_batch"],
-                  "updates_per_batch": 1, "max_grad_norm": 1.0, "weight_decay": 0.0, "time_limit_s": 1e6},
+                  "gradient_checkpointing": spec.get("gradient_checkpointing", False), "updates_per_batch": 1, "max_grad_norm": 1.0, "weight_decay": 0.0, "time_limit_s": 1e6},
         "eval": {"size": 0}, "log": {"samples_per_step": 0, "progress": "none"},
         "checkpoint": {"every_minutes": 0.0},
         "orchestrate": {"mode": spec["mode"], "max_staleness": spec["max_staleness"]},
@@ -90,7 +90,8 @@ def run_rlvr(spec: dict) -> dict:
         common = [f"run.output_dir={tmp}", f"train.steps={spec['steps']}", "eval.size=0",
                   "log.progress=none", "log.samples_per_step=0", "checkpoint.every_minutes=0",
                   "train.time_limit_s=1000000", f"orchestrate.mode={spec['mode']}",
-                  f"orchestrate.max_staleness={spec['max_staleness']}"]
+                  f"orchestrate.max_staleness={spec['max_staleness']}",
+                  f"train.gradient_checkpointing={str(spec.get('gradient_checkpointing', False)).lower()}"]
         if spec.get("recipe"):  # the demo: the recipe itself, with the benchmark's overrides
             config = load_config(spec["recipe"], common)
         else:
@@ -166,6 +167,8 @@ def trl_args(spec: dict, out_dir: str):
         loss_type="dapo" if spec["aggregation"] == "token_mean" else "grpo",
         learning_rate=spec["lr"], lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0,
         adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, max_grad_norm=1.0,
+        # TRL's GRPOConfig turns activation checkpointing on by default; rlvr's is off: both as the spec says
+        gradient_checkpointing=spec.get("gradient_checkpointing", False),
         max_steps=spec["steps"], logging_steps=1, report_to="none", save_strategy="no", use_cpu=True,
         shuffle_dataset=False, seed=0, dataloader_num_workers=0, disable_dropout=True, bf16=False)
 

@@ -66,7 +66,10 @@ def test_rlvr_recipe_carries_the_spec(tmp_path):
     assert (c.sampling.max_new_tokens, c.sampling.min_new_tokens, c.sampling.temperature) == (64, 64, 1.0)
     assert (c.algo.aggregation, c.algo.eps_low, c.train.lr, c.train.micro_batch_size) == ("token_mean", 0.2, 1e-5, 16)
     assert (c.orchestrate.mode, c.orchestrate.max_staleness, c.eval.size) == ("async", 1, 0)
-    assert c.reward.function == "vs_trl_sides:last_int"
+    assert c.reward.function == "vs_trl_sides:last_int" and c.train.gradient_checkpointing is False
+    recipe.write_text(vs_trl_sides.rlvr_config_text({**SPEC, "model_dir": "models/tiny-arith", "prompts_path": str(rows),
+                                                     "gradient_checkpointing": True}, str(tmp_path)))
+    assert load_config(recipe).train.gradient_checkpointing is True
 
 
 def test_trl_config_carries_the_spec(tmp_path):
@@ -77,6 +80,9 @@ def test_trl_config_carries_the_spec(tmp_path):
     assert (a.loss_type, a.beta, a.epsilon, a.learning_rate, a.max_steps) == ("dapo", 0.0, 0.2, 1e-5, 3)
     demo = vs_trl_sides.trl_args({**SPEC, "min_new_tokens": 0, "aggregation": "seq_mean_token_mean"}, str(tmp_path))
     assert (demo.generation_kwargs, demo.loss_type) == (None, "grpo")
+    # TRL's own default is True: left alone, its side recomputes activations and rlvr's does not
+    assert a.gradient_checkpointing is False
+    assert vs_trl_sides.trl_args({**SPEC, "gradient_checkpointing": True}, str(tmp_path)).gradient_checkpointing is True
 
 
 @pytest.mark.parametrize("text, gold, want", [("12 then 45", "45", 1.0), ("45 then 12", "45", 0.0),
