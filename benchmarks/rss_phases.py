@@ -5,8 +5,10 @@
 Each side runs in its own process (vs_trl_sides.run_rlvr / run_trl, the same settings as
 vs_trl.py), with a thread that reads VmRSS from /proc/self/status every 5 ms and files it
 under the innermost phase running then: `generate` (rlvr: `HFEngine.generate_ids`; TRL:
-`GRPOTrainer._generate`), `train` (rlvr: `Trainer.step`; TRL: `training_step` outside its
-nested generation) or `other` (imports, model load, set-up). It prints each phase's peak and
+`GRPOTrainer._generate`), `train` (rlvr: `Trainer.step`; TRL: from its `on_step_begin` to its
+`on_step_end` callback, outside the nested generation: forward, backward, clipping and the
+optimiser step on both sides) or `other` (imports, model load, set-up). Sync runs only: the
+phase stack is one list, which an async run's two threads would interleave. It prints each phase's peak and
 the process's VmHWM, so an excess in vs_trl.py's table can be put on a phase.
 """
 
@@ -72,9 +74,21 @@ def run_side(spec: dict) -> dict:
         tracker.wrap(HFEngine, "generate_ids", "generate")
         tracker.wrap(Trainer, "step", "train")
     else:
+        from transformers import TrainerCallback
         from trl import GRPOTrainer
+
+        class Phase(TrainerCallback):
+            def on_step_begin(self, *a, **k):
+                tracker.stack.append("train")
+
+            def on_step_end(self, *a, **k):
+                tracker.stack.pop()
         tracker.wrap(GRPOTrainer, "_generate", "generate")
-        tracker.wrap(GRPOTrainer, "training_step", "train")
+        init = GRPOTrainer.__init__
+
+        def with_phase(self, *a, callbacks=None, **k):
+            init(self, *a, callbacks=[*(callbacks or []), Phase()], **k)
+        GRPOTrainer.__init__ = with_phase
     with tracker:
         result = (vs_trl_sides.run_rlvr if spec["side"] == "rlvr" else vs_trl_sides.run_trl)(spec)
     return {"side": spec["side"], "peak_by_phase_mib": tracker.peak, "vm_hwm_mib": vs_trl_sides.peak_rss_mib(),
@@ -87,6 +101,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--side-spec", help=argparse.SUPPRESS)  # internal: run one side in this process
     args = parser.parse_args()
+    if args.steps < 2:
+        parser.error("--steps must be at least 2 (step 1 is warm-up and left out)")
     if args.side_spec:
         print(json.dumps(run_side(json.loads(Path(args.side_spec).read_text()))))
         return
@@ -96,6 +112,7 @@ def main() -> None:
         root = Path(tmp)
         for name in args.only.split(","):
             spec = vs_trl.specs(name, root, args.steps)
+            assert spec["mode"] == "sync"
             row = {}
             for side in ("rlvr", "trl"):
                 path = root / f"{name}-{side}.json"

@@ -1,7 +1,7 @@
 """rlvr against TRL's `GRPOTrainer` on the same GRPO work, alternating runs in one command.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/vs_trl.py [--only w1,demo,g1..g8] [--rounds 2]
-        [--steps N] [--quick] [--dry-run] [--no-async] [--out FILE.json]
+        [--steps N] [--quick] [--dry-run] [--no-async] [--gradient-checkpointing] [--out FILE.json]
 
 Every run is its own process (`benchmarks/vs_trl_sides.py`), so peak RSS is per run, and the
 runs alternate: rlvr, TRL(, rlvr async), rlvr, TRL, ... per workload, so that the shared
@@ -231,7 +231,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--no-async", action="store_true", help="skip rlvr's async runs")
     ap.add_argument("--out", type=Path, help="write every run's record and the summaries as JSON")
     ap.add_argument("--gradient-checkpointing", action="store_true",
-                    help="both sides recompute activations in the backward (default: neither does)")
+                    help="both sides recompute activations in the backward (default: neither does); rlvr then "
+                         "samples with a copy of the weights (engine_choice), which adds to its peak RSS")
     args = ap.parse_args()
     if args.quick:
         args.only, args.rounds, args.steps = "g1,g2", 1, 3

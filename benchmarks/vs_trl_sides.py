@@ -24,7 +24,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import json  # noqa: E402
 import re  # noqa: E402
-import resource  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -73,7 +72,8 @@ def rlvr_config_text(spec: dict, out_dir: str) -> str:
         "algo": {"baseline": "group_mean", "scale": "group_std", "adv_eps": 1e-4, "surrogate": "ppo_clip",
                  "eps_low": 0.2, "eps_high": 0.2, "aggregation": spec["aggregation"], "kl": "none"},
         "train": {"steps": spec["steps"], "lr": spec["lr"], "micro_batch_size": spec["micro_batch"],
-                  "gradient_checkpointing": spec.get("gradient_checkpointing", False), "updates_per_batch": 1, "max_grad_norm": 1.0, "weight_decay": 0.0, "time_limit_s": 1e6},
+                  "gradient_checkpointing": spec.get("gradient_checkpointing", False), "updates_per_batch": 1,
+                  "max_grad_norm": 1.0, "weight_decay": 0.0, "time_limit_s": 1e6},
         "eval": {"size": 0}, "log": {"samples_per_step": 0, "progress": "none"},
         "checkpoint": {"every_minutes": 0.0},
         "orchestrate": {"mode": spec["mode"], "max_staleness": spec["max_staleness"]},
@@ -168,7 +168,7 @@ def trl_args(spec: dict, out_dir: str):
         learning_rate=spec["lr"], lr_scheduler_type="constant", warmup_steps=0, weight_decay=0.0,
         adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, max_grad_norm=1.0,
         # TRL's GRPOConfig turns activation checkpointing on by default; rlvr's is off: both as the spec says
-        gradient_checkpointing=spec.get("gradient_checkpointing", False),
+        activation_checkpointing=spec.get("gradient_checkpointing", False),
         max_steps=spec["steps"], logging_steps=1, report_to="none", save_strategy="no", use_cpu=True,
         shuffle_dataset=False, seed=0, dataloader_num_workers=0, disable_dropout=True, bf16=False)
 
@@ -218,7 +218,6 @@ def main() -> None:
         "side": spec["side"], "mode": spec["mode"], "wall_s": time.perf_counter() - t0,
         "load_before": load_before, "load_after": os.getloadavg(), "rss_after_import_mib": rss_import,
         "peak_rss_mib": peak_rss_mib(),
-        "peak_rss_children_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
         "s_per_step": statistics.median(result["step_s"])})
     Path(sys.argv[2]).write_text(json.dumps(result, indent=1) + "\n")
 

@@ -81,8 +81,9 @@ def test_trl_config_carries_the_spec(tmp_path):
     demo = vs_trl_sides.trl_args({**SPEC, "min_new_tokens": 0, "aggregation": "seq_mean_token_mean"}, str(tmp_path))
     assert (demo.generation_kwargs, demo.loss_type) == (None, "grpo")
     # TRL's own default is True: left alone, its side recomputes activations and rlvr's does not
-    assert a.gradient_checkpointing is False
-    assert vs_trl_sides.trl_args({**SPEC, "gradient_checkpointing": True}, str(tmp_path)).gradient_checkpointing is True
+    assert a.activation_checkpointing is False and a.gradient_checkpointing is False
+    on = vs_trl_sides.trl_args({**SPEC, "gradient_checkpointing": True}, str(tmp_path))
+    assert on.activation_checkpointing is True
 
 
 @pytest.mark.parametrize("text, gold, want", [("12 then 45", "45", 1.0), ("45 then 12", "45", 0.0),
