@@ -64,7 +64,8 @@ def run_trl(data: Path, out: Path, steps: int) -> tuple[float, int]:
     args = SFTConfig(output_dir=str(out), max_steps=steps, per_device_train_batch_size=32, learning_rate=3e-3,
                      lr_scheduler_type="constant", completion_only_loss=True, packing=False, max_length=96,
                      report_to=[], save_strategy="no", logging_steps=10_000, use_cpu=True, dataloader_num_workers=0,
-                     warmup_steps=0, weight_decay=0.0, seed=0)
+                     warmup_steps=0, weight_decay=0.0, seed=0,
+                     activation_checkpointing=False)  # TRL's SFTConfig default is on; rlvr's side does not recompute
     trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=tok, callbacks=[Count()])
     loader = trainer.get_train_dataloader()
     for i, batch in enumerate(loader):  # the trained tokens of the batches it will draw
