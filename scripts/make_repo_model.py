@@ -96,6 +96,9 @@ def places() -> list[Location]:
     return sorted(located | set(sites(modules)), key=lambda w: (w.path, w.line, w.text))
 
 
+_WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b|\b\d+\b")  # a name or an integer constant
+
+
 def _made_up(rng: random.Random) -> str:
     name = rng.choice("abcdefghijklmnopqrstuvwxyz") + "".join(
         rng.choice("abcdefghijklmnopqrstuvwxyz_0123456789") for _ in range(rng.randint(0, 9)))
@@ -121,8 +124,7 @@ def disguise(where: Location, rng: random.Random) -> Location:
             return token
         return names.setdefault(token, _made_up(rng))
 
-    word = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b|\b\d+\b")
-    made = Location(where.path, where.line, word.sub(swap, where.text), word.sub(swap, where.fixed))
+    made = Location(where.path, where.line, _WORD.sub(swap, where.text), _WORD.sub(swap, where.fixed))
     return made if token_fix(made) is not None else where
 
 

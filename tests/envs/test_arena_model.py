@@ -4,7 +4,6 @@ Skips with the reason when the optional extra `envs` (textarena) is not installe
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -19,22 +18,16 @@ from rlvr.envs.textarena_env import TextArenaEnv  # noqa: E402
 from rlvr.models import build_char_tokenizer  # noqa: E402
 from rlvr.orchestrate import train  # noqa: E402
 from rlvr.types import Sample  # noqa: E402
+from tests.script_loader import load_script  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "env_textarena_guess_number.toml"
 MODEL = REPO / "models" / "tiny-arena"
 
 
-def load_script():
-    if "make_arena_model" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("make_arena_model", REPO / "scripts" / "make_arena_model.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["make_arena_model"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["make_arena_model"]
 
 
-mam = load_script()
+mam = load_script("make_arena_model")
 
 
 def secret_seeds() -> dict[int, int]:

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import random
 import sys
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from rlvr.envs.tools import ToolBox, make_tool
 from rlvr.rewards.exact_verifier import ExactVerifier
 from rlvr.rewards.sandbox import Limits, Sandbox, bwrap_unavailable
 from rlvr.types import Sample
+from tests.script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "env_python_demo.toml"
@@ -29,16 +29,9 @@ WHY_NOT = bwrap_unavailable()
 needs_bwrap = pytest.mark.skipif(WHY_NOT is not None, reason=f"bubblewrap cannot sandbox here: {WHY_NOT}")
 
 
-def load_script():
-    if "make_tool_model" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("make_tool_model", REPO / "scripts" / "make_tool_model.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["make_tool_model"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["make_tool_model"]
 
 
-mtm = load_script()
+mtm = load_script("make_tool_model")
 
 
 def test_the_recipe_plays_the_split_and_prompt_the_model_was_made_for():

@@ -6,22 +6,10 @@ and say why in the commit."""
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-
-
-def load_script(name: str):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
+from tests.script_loader import load_script
 
 golden_runs = load_script("golden_runs")
 golden_resume = load_script("golden_resume")

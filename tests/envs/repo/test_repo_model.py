@@ -3,33 +3,22 @@ training modules only) and the disguise that makes the model copy tokens from th
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlvr.envs.repo.located import _occurrences, fix_line, locate, token_fix
 from rlvr.envs.repo.load import load_repo_tasks
+from tests.script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[3]
 HELD_OUT = {"calendar_math", "roman", "wordwrap"}
 WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 
-
-def load_script():
-    if "make_repo_model" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("make_repo_model", REPO / "scripts" / "make_repo_model.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["make_repo_model"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["make_repo_model"]
-
-
-mrm = load_script()
+mrm = load_script("make_repo_model")
 TRAIN = {locate(t) for t in load_repo_tasks(mrm.TRAIN, None)}
 MODULES = {w.path.removesuffix(".py") for w in TRAIN}
 
@@ -84,5 +73,6 @@ def test_episodes_train_on_the_call_only_and_the_call_names_a_token_of_the_shown
         body = json.loads(turn.removeprefix("<tool_call>").split("</tool_call>")[0])
         assert body["name"] == "fix" and set(body["arguments"]) == {"old", "new"}
         start = next(i for i, y in enumerate(labels) if y != -100)
+        assert labels == [-100] * start + ids[start:]  # the prompt masked, the whole turn trained
         shown = renderer.tokenizer.decode(ids[:start]).rstrip("\n").rsplit(" line ", 1)[1].split(": ", 1)[1]
         assert _occurrences(shown, body["arguments"]["old"]), (shown, body)  # a whole token of the line (maybe not unique: "other")
