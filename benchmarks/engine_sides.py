@@ -10,7 +10,8 @@ suppressed until L), temperature 1, the engine's log-probs kept. One untimed cal
 tokens/s is their median. Time to first rollout is from the start of building the engine
 (vLLM: starting its processes, loading, compiling) to the end of the warm-up call. Peak RSS
 is the whole process tree's (vLLM's engine core and worker included), sampled every 0.2 s.
-Prints one JSON line per (L, G).
+Prints one JSON line per (L, G). `--side vllm-eager` is vLLM with `compile = false` (its
+compilation mode 0), to weigh the compile default against (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -75,15 +76,17 @@ def build(side: str, folder: str, context: int):
     from rlvr.engines.loading import load_model, load_tokenizer
 
     tok = load_tokenizer(folder)
-    if side == "vllm":  # vLLM loads the folder itself: no torch copy in this process's RSS
+    if side in ("vllm", "vllm-eager"):  # vLLM loads the folder itself: no torch copy in this process's RSS
         from rlvr.engines.vllm_engine import VLLMSettings, build_vllm_engine
+        # vllm-eager: `model.vllm.compile = false` (vLLM's compilation mode 0), the tests' setting
         engine = build_vllm_engine(folder, tok, seed=0, context=context,
-                                   settings=VLLMSettings(dtype="float32", cpu_kv_cache_gib=2.0))
+                                   settings=VLLMSettings(dtype="float32", cpu_kv_cache_gib=2.0,
+                                                         compile=side == "vllm"))
     else:
         model = load_model(folder, "float32").eval()
     if side == "hf":
         engine = HFEngine(model, tok, seed=0)
-    if side in ("vllm", "hf"):
+    if side in ("vllm", "vllm-eager", "hf"):
         def run(prompts, g, length):
             groups = engine.generate(prompts, g, SamplingParams(max_new_tokens=length, min_new_tokens=length))
             return sum(len(r.completion_ids) for gr in groups for r in gr)
@@ -102,7 +105,7 @@ def build(side: str, folder: str, context: int):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--side", choices=["hf", "vllm", "generate"], required=True)
+    ap.add_argument("--side", choices=["hf", "vllm", "vllm-eager", "generate"], required=True)
     ap.add_argument("--model", choices=list(MODELS), required=True)
     ap.add_argument("--lengths", default="64,256,1024")
     ap.add_argument("--groups", default="8,32")
