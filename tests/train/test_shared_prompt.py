@@ -50,3 +50,65 @@ def test_shared_forward_is_bit_identical_across_calls_with_other_batches_between
     logp(model, B)
     logp(model, B, share=False)
     assert torch.equal(logp(model, A), first)
+
+
+# --- The tail pass under GQA_SDPA (grouped K/V heads under a mask, no repeat) -----------------
+# The tiny model has 4 query heads over 2 K/V heads, so transformers' SDPA path repeats K and V
+# in the tail pass (it has a mask); GQA_SDPA must give the same values and gradients without it.
+
+def grads(model, batch, share=True, gqa=True, monkeypatch=None):
+    import contextlib
+
+    import rlvr.train.shared_prompt as shared
+
+    model.zero_grad()
+    if not gqa:
+        monkeypatch.setattr(shared, "masked_gqa", lambda module: contextlib.nullcontext())
+    logp_ = completion_logprobs(model, batch, entropy=False, share_prompts=share)[0] * batch.completion_mask
+    logp_.sum().backward()
+    monkeypatch.undo() if monkeypatch is not None else None
+    return logp_.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+def test_the_tail_pass_under_gqa_sdpa_equals_transformers_sdpa(tiny_model, monkeypatch):
+    assert tiny_model.config.num_attention_heads != tiny_model.config.num_key_value_heads
+    for batch in (A, B):  # left-padded prompts of two lengths: the mask rows differ
+        new, new_grads = grads(tiny_model, batch)
+        old, old_grads = grads(tiny_model, batch, gqa=False, monkeypatch=monkeypatch)
+        torch.testing.assert_close(new, old, rtol=1e-6, atol=1e-6)
+        assert new_grads.keys() == old_grads.keys() and len(new_grads) > 0
+        for name in new_grads:
+            torch.testing.assert_close(new_grads[name], old_grads[name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_no_key_value_repeat_in_the_tail_pass_and_one_mask_row_when_rows_agree(tiny_model, monkeypatch):
+    import transformers.integrations.sdpa_attention as hf_sdpa
+
+    import rlvr.train.shared_prompt as shared
+
+    repeats, additive = [], []
+    real_repeat, real_additive = hf_sdpa.repeat_kv, shared._additive
+    monkeypatch.setattr(hf_sdpa, "repeat_kv", lambda h, n: repeats.append(h.shape[0]) or real_repeat(h, n))
+    monkeypatch.setattr(shared, "_additive", lambda m, d: additive.append(out := real_additive(m, d)) or out)
+    same_length = grouped_batch([(5, 6, 7), (9, 10, 11)], [(20, 21, 0), (22, 23, 0)])  # no padding
+    for batch, rows in ((A, A.input_ids.shape[0]), (same_length, 1)):
+        repeats.clear(), additive.clear()
+        logp(tiny_model, batch)
+        assert batch.input_ids.shape[0] not in repeats  # the prompt pass (U rows) may repeat; the tail, never
+        layers = tiny_model.config.num_hidden_layers
+        assert len(additive) == layers and all(a is additive[0] for a in additive)  # one mask per pass
+        assert additive[0].shape[0] == rows and additive[0].dtype == torch.float32
+    assert tiny_model.config._attn_implementation == "sdpa" and shared._additive_memo == []
+
+
+def test_the_attention_setting_is_restored_when_the_tail_pass_raises(tiny_model):
+    from rlvr.train.shared_prompt import GQA_SDPA, masked_gqa
+
+    seen = []
+    try:
+        with masked_gqa(tiny_model):
+            seen.append(tiny_model.config._attn_implementation)
+            raise RuntimeError("out of memory, say")
+    except RuntimeError:
+        pass
+    assert seen == [GQA_SDPA] and tiny_model.config._attn_implementation == "sdpa"

@@ -23,10 +23,78 @@ imports /work/main's rlvr, which has no shared path); with this tree it fails in
 from __future__ import annotations
 
 import inspect
+from contextlib import contextmanager
+from typing import Iterator
 
 import torch
+import torch.nn.functional as F
+from transformers import AttentionInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from rlvr.types import Batch
+
+# The tail pass needs a mask (its queries start P - 1 positions into the keys, where SDPA's
+# is_causal would align them at 0), and transformers' SDPA attention repeats each KV head's K
+# and V for its group of query heads whenever a mask is given (`use_gqa_in_sdpa`: CUDA's kernels
+# take no mask with grouped heads): a (B, heads, P + T, hd) copy of each, per layer, kept for the
+# backward. On the CPU, PyTorch's flash kernel takes the mask and grouped heads together, so the
+# tail pass runs under `GQA_SDPA`: transformers' SDPA attention but for that one case, with the
+# same masks. At g7's shapes (benchmarks/vs_trl.py: 32 rows x 534 positions, 4 layers) the
+# copies and the per-layer float masks held the peak RSS 276-321 MiB higher (rss_phases.py,
+# benchmarks/README.md, 2026-12-07); benchmarks/tail_attention.py times both ways.
+GQA_SDPA = "rlvr_sdpa_masked_gqa"
+
+
+def _masked_gqa_sdpa(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None,
+                     is_causal=None, **kwargs):
+    grouped = query.shape[1] != key.shape[1]
+    if (attention_mask is None or not grouped or query.device.type != "cpu" or dropout
+            or kwargs.get("position_bias") is not None or kwargs.get("softcap") is not None):
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      is_causal=is_causal, **kwargs)
+    out = F.scaled_dot_product_attention(query, key, value, attn_mask=_additive(attention_mask, query.dtype),
+                                         scale=scaling, enable_gqa=True)
+    return out.transpose(1, 2).contiguous(), None
+
+
+# (bool mask, its additive form) of the pass running under `masked_gqa`: every layer gets the
+# same bool mask, and SDPA would turn it into a float one per layer, each kept for the backward.
+_additive_memo: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+
+def _additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A bool mask (B, 1, Q, K) as SDPA's additive float mask (0 / -inf: the values SDPA turns
+    a bool mask into), made once per pass, with one row broadcast when all rows agree."""
+    if mask.dtype != torch.bool:
+        return mask
+    if _additive_memo and _additive_memo[0][0] is mask and _additive_memo[0][1].dtype == dtype:
+        return _additive_memo[0][1]
+    rows = mask[:1] if bool((mask == mask[:1]).all()) else mask
+    additive = torch.zeros(rows.shape, dtype=dtype, device=mask.device).masked_fill_(~rows, float("-inf"))
+    _additive_memo[:] = [(mask, additive)]
+    return additive
+
+
+AttentionInterface.register(GQA_SDPA, _masked_gqa_sdpa)
+AttentionMaskInterface.register(GQA_SDPA, sdpa_mask)
+
+
+@contextmanager
+def masked_gqa(module: torch.nn.Module) -> Iterator[None]:
+    """Within: a model on transformers' "sdpa" attention runs `_masked_gqa_sdpa` instead (the
+    same function; no K/V copy for grouped heads under a mask on the CPU). Other
+    implementations are left as they are."""
+    config = getattr(module, "config", None)
+    if config is None or getattr(config, "_attn_implementation", None) != "sdpa":
+        yield
+        return
+    config._attn_implementation = GQA_SDPA
+    try:
+        yield
+    finally:
+        config._attn_implementation = "sdpa"
+        _additive_memo.clear()  # the backward holds the additive mask it needs
 
 
 def prompt_groups(batch: Batch) -> tuple[torch.Tensor, torch.Tensor] | None:
@@ -86,6 +154,7 @@ def shared_prompt_forward(module: torch.nn.Module, cache_kw: str, batch: Batch, 
                     position_ids=positions[first, :p - 1], use_cache=True, **prompt_kw)
     cache = getattr(prompt, cache_kw)
     cache.batch_select_indices(inverse)  # (U, ...) → (B, ...) in every layer, differentiably
-    tail = module(input_ids=ids[:, p - 1:p - 1 + t], attention_mask=mask[:, :p - 1 + t],
-                  position_ids=positions[:, p - 1:p - 1 + t], use_cache=True, **{cache_kw: cache})
+    with masked_gqa(module):
+        tail = module(input_ids=ids[:, p - 1:p - 1 + t], attention_mask=mask[:, :p - 1 + t],
+                      position_ids=positions[:, p - 1:p - 1 + t], use_cache=True, **{cache_kw: cache})
     return getattr(tail, field)
