@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -140,7 +141,7 @@ def main() -> None:
             text = exact_cost(args, Path(tmp))
         print(text)
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "exact_cost.md").write_text(text)
+        (args.out / "exact_cost.md").write_text(provenance() + text)
         return
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -150,9 +151,17 @@ def main() -> None:
                     for k in args.inflight_ks.split(",") if k]
     text = table(results)
     print(text)
-    (args.out / "table.md").write_text(text)
+    (args.out / "table.md").write_text(provenance() + text)
     (args.out / "results.json").write_text(json.dumps(results, indent=1))
     plot(results, args.out / "async.png")
+
+
+def provenance() -> str:
+    """The first line of table.md and exact_cost.md: the command that wrote the file, and the date."""
+    env = f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']} " if "OMP_WAIT_POLICY" in os.environ else ""
+    command = " ".join([f"{env}python benchmarks/async_pipeline.py", *sys.argv[1:]])
+    return (f"Written by `benchmarks/async_pipeline.py` ({time.strftime('%Y-%m-%d')}): `{command}`. "
+            "The workload and the reading: [../scaling.md](../scaling.md).\n\n")
 
 
 if __name__ == "__main__":
