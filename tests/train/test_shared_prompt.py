@@ -56,25 +56,27 @@ def test_shared_forward_is_bit_identical_across_calls_with_other_batches_between
 # The tiny model has 4 query heads over 2 K/V heads, so transformers' SDPA path repeats K and V
 # in the tail pass (it has a mask); GQA_SDPA must give the same values and gradients without it.
 
-def grads(model, batch, share=True, gqa=True, monkeypatch=None):
+def grads(model, batch, monkeypatch, gqa=True):
+    """Shared-prompt log-probs and gradients, with the tail pass under GQA_SDPA or (gqa False)
+    under transformers' own SDPA."""
     import contextlib
 
     import rlvr.train.shared_prompt as shared
 
     model.zero_grad()
-    if not gqa:
-        monkeypatch.setattr(shared, "masked_gqa", lambda module: contextlib.nullcontext())
-    logp_ = completion_logprobs(model, batch, entropy=False, share_prompts=share)[0] * batch.completion_mask
-    logp_.sum().backward()
-    monkeypatch.undo() if monkeypatch is not None else None
+    with monkeypatch.context() as patch:
+        if not gqa:
+            patch.setattr(shared, "masked_gqa", lambda module: contextlib.nullcontext())
+        logp_ = completion_logprobs(model, batch, entropy=False)[0] * batch.completion_mask
+        logp_.sum().backward()
     return logp_.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
 
 def test_the_tail_pass_under_gqa_sdpa_equals_transformers_sdpa(tiny_model, monkeypatch):
     assert tiny_model.config.num_attention_heads != tiny_model.config.num_key_value_heads
     for batch in (A, B):  # left-padded prompts of two lengths: the mask rows differ
-        new, new_grads = grads(tiny_model, batch)
-        old, old_grads = grads(tiny_model, batch, gqa=False, monkeypatch=monkeypatch)
+        new, new_grads = grads(tiny_model, batch, monkeypatch)
+        old, old_grads = grads(tiny_model, batch, monkeypatch, gqa=False)
         torch.testing.assert_close(new, old, rtol=1e-6, atol=1e-6)
         assert new_grads.keys() == old_grads.keys() and len(new_grads) > 0
         for name in new_grads:
