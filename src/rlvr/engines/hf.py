@@ -162,8 +162,13 @@ class HFEngine(HeldStateEngine):
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024,
                  fast_decode: bool = True, stop_ids: Sequence[int] | None = None, share_prefill: bool = True,
-                 compile_decode: bool = False):
+                 compile_decode: bool = False, hold_fused: bool = True):
         self.model = model.eval()
+        # hold_fused=False: the fast path's concatenated weights (FusedWeights, a copy of most of
+        # the layers) are dropped when a generate_ids call ends. A sync run's engine shares the
+        # trainer's model, whose weights change every step anyway, so holding them would only
+        # add their size to the training phase's peak memory.
+        self.hold_fused = hold_fused
         # fast_decode: sample through rlvr.engines.qwen2_decode (the same function, fewer ops)
         # when it supports the model; otherwise, or when False, through the model's forward.
         self.fast_decode = fast_decode
@@ -253,6 +258,8 @@ class HFEngine(HeldStateEngine):
             return self._sample(rows, params)
         finally:
             self.model.train(training)
+            if not self.hold_fused:
+                self.release()
 
     def _sample(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
         device = next(self.model.parameters()).device

@@ -129,6 +129,7 @@ class FusedWeights:
     def layers(self) -> list[_Layer]:
         key = tuple((p.data_ptr(), p._version) for p in self._params)
         if key != self._key:
+            self._layers = []  # the stale copies go before the new ones are made, not after
             self._layers = [self._fuse(layer) for layer in self.model.model.layers]
             self._key = key
         return self._layers

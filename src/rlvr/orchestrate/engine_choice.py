@@ -39,7 +39,9 @@ def _vllm(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -
 
 
 def _hf_local(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
-    return HFEngine(engine_copy(model) if needs_copy(config) else engine_view(model), tokenizer, seed=config.run.seed)
+    copy = needs_copy(config)
+    return HFEngine(engine_copy(model) if copy else engine_view(model), tokenizer, seed=config.run.seed,
+                    hold_fused=copy)
 
 
 def needs_copy(config: Config) -> bool:
