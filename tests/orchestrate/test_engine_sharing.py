@@ -81,55 +81,8 @@ def test_stale_fused_weights_go_before_the_new_ones_are_made(tmp_path, monkeypat
     fused = qwen2_decode.FusedWeights(parts.engine.model)
     fused.layers()
     seen, real = [], qwen2_decode.FusedWeights._fuse
-    monkeypatch.setattr(qwen2_decode.FusedWeights, "_fuse", staticmethod(lambda *args: seen.append(len(fused._layers)) or real(*args)))
+    monkeypatch.setattr(qwen2_decode.FusedWeights, "_fuse", staticmethod(lambda layer: seen.append(len(fused._layers)) or real(layer)))
     with torch.no_grad():
         next(parts.engine.model.model.layers.parameters()).add_(1.0)  # a new weight version
     fused.layers()
     assert seen and set(seen) == {0}
-
-
-def _pairs(model):
-    for layer in model.model.layers:
-        a, m = layer.self_attn, layer.mlp
-        yield [a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]
-        yield [m.gate_proj.weight, m.up_proj.weight]
-
-
-def test_a_shared_engine_joins_q_k_v_and_gate_up_in_place(tmp_path):
-    """A sync run's fast path makes the joined weights the parameters' own storage (no copy beside
-    them): the same Parameter objects, the same values, then views with no copy after a step."""
-    from rlvr.engines import qwen2_decode
-
-    parts = parts_for(tmp_path, "sampling.max_new_tokens=4")
-    model = parts.trainer.model
-    objects = [list(group) for group in _pairs(model)]
-    values = [[p.detach().clone() for p in group] for group in objects]
-    assert not any(qwen2_decode.side_by_side(group) for group in objects)
-    parts.engine.generate([parts.train_set[0].prompt], 2, parts.sampling)
-    now = list(_pairs(model))
-    assert all(a is b for old, new in zip(objects, now) for a, b in zip(old, new))
-    assert all(torch.equal(p, v) for group, vs in zip(now, values) for p, v in zip(group, vs))
-    assert all(qwen2_decode.side_by_side(group) for group in now)
-    with torch.no_grad():
-        now[0][1].add_(1.0)  # an optimiser's in-place step on k
-    layer = qwen2_decode.FusedWeights(model, in_place=True).layers()[0]
-    assert layer.qkv_w.data_ptr() == now[0][0].data_ptr()  # a view, not a copy
-    assert torch.equal(layer.qkv_w, torch.cat([p.detach() for p in now[0]]))
-    copying = parts_for(tmp_path, "orchestrate.mode=async", "sampling.max_new_tokens=4")
-    copying.engine.generate([copying.train_set[0].prompt], 2, copying.sampling)
-    assert not any(qwen2_decode.side_by_side(group) for group in _pairs(copying.engine.model))
-
-
-def test_joined_weights_checkpoint_and_reload_whole(tmp_path):
-    from safetensors.torch import load_file
-
-    from rlvr.train.checkpoint import save_checkpoint
-
-    parts = parts_for(tmp_path, "sampling.max_new_tokens=4")
-    model = parts.trainer.model
-    parts.engine.generate([parts.train_set[0].prompt], 2, parts.sampling)
-    folder = save_checkpoint(tmp_path / "ckpt", 1, model, {"step": 1}, keep=1)
-    saved = load_file(folder / "model.safetensors")
-    own = model.state_dict()
-    assert set(saved) | {"lm_head.weight"} == set(own) | {"lm_head.weight"}  # a tied head may be left out
-    assert all(torch.equal(saved[k], own[k]) for k in saved)

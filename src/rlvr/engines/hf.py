@@ -164,11 +164,10 @@ class HFEngine(HeldStateEngine):
                  fast_decode: bool = True, stop_ids: Sequence[int] | None = None, share_prefill: bool = True,
                  compile_decode: bool = False, hold_fused: bool = True):
         self.model = model.eval()
-        # hold_fused=False (an engine sampling with the trainer's own model, a sync run's): the
-        # fast path joins q|k|v and gate|up in place, so that its concatenations are the
-        # parameters' own storage rather than a copy of most of the layers beside them
-        # (qwen2_decode.FusedWeights(in_place=True)), and drops its views of them when a
-        # generate_ids call ends.
+        # hold_fused=False: the fast path's concatenated weights (FusedWeights, a copy of most of
+        # the layers) are dropped when a generate_ids call ends. A sync run's engine shares the
+        # trainer's model, whose weights change every step anyway, so holding them would only
+        # add their size to the training phase's peak memory.
         self.hold_fused = hold_fused
         # fast_decode: sample through rlvr.engines.qwen2_decode (the same function, fewer ops)
         # when it supports the model; otherwise, or when False, through the model's forward.
@@ -269,7 +268,7 @@ class HFEngine(HeldStateEngine):
         ids, mask = ids.to(device), mask.to(device)
         if self._fused_decode_applies():
             if self._fused is None or self._fused.model is not self.model:
-                self._fused = qwen2_decode.FusedWeights(self.model, in_place=not self.hold_fused)
+                self._fused = qwen2_decode.FusedWeights(self.model)
             blocks = qwen2_decode.compiled_blocks() if self.compile_decode else None
             decoder = qwen2_decode.Qwen2Decoder(self.model, self._fused, ids, mask, params.max_new_tokens, blocks)
         else:

@@ -107,23 +107,16 @@ class _Layer:
 
 
 class FusedWeights:
-    """The decoder's weights, with q|k|v and gate|up concatenated, once per weight version.
+    """The decoder's weights, with q|k|v and gate|up concatenated once per weight version.
 
-    By default the concatenations are copies, so they go stale when a parameter changes in
-    place. The version key is every parameter's (storage pointer, autograd version counter),
-    which `load_state_dict`'s copy_, an optimiser step and a reassignment all change;
-    `invalidate()` forces a rebuild as well. (A write through `param.data` bypasses the version
-    counter: call `invalidate()` after one.)
+    The concatenations are copies, so they go stale when a parameter changes in place. The
+    version key is every parameter's (storage pointer, autograd version counter), which
+    `load_state_dict`'s copy_, an optimiser step and a reassignment all change; `invalidate()`
+    forces a rebuild as well. (A write through `param.data` bypasses the version counter:
+    call `invalidate()` after one.)"""
 
-    `in_place=True` (an engine that samples with the trainer's own model) makes the first
-    concatenation the parameters' storage instead: each q, k, v (gate, up) parameter's `.data`
-    becomes its slice of one tensor, the Parameter objects (and an optimiser's hold on them)
-    staying the same. Later builds find the slices side by side and take the whole as a view:
-    no copy in memory, none to remake after a step."""
-
-    def __init__(self, model: Qwen2ForCausalLM, in_place: bool = False):
+    def __init__(self, model: Qwen2ForCausalLM):
         self.model = model
-        self.in_place = in_place
         self.invalidate()
 
     def invalidate(self) -> None:
@@ -137,51 +130,21 @@ class FusedWeights:
         key = tuple((p.data_ptr(), p._version) for p in self._params)
         if key != self._key:
             self._layers = []  # the stale copies go before the new ones are made, not after
-            self._layers = [self._fuse(layer, self.in_place) for layer in self.model.model.layers]
-            self._key = tuple((p.data_ptr(), p._version) for p in self._params)  # in_place moved them
+            self._layers = [self._fuse(layer) for layer in self.model.model.layers]
+            self._key = key
         return self._layers
 
     @staticmethod
-    def _fuse(layer: Qwen2DecoderLayer, in_place: bool = False) -> _Layer:
+    def _fuse(layer: Qwen2DecoderLayer) -> _Layer:
         a, m = layer.self_attn, layer.mlp
-        qkv_b = None if a.q_proj.bias is None else joined([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias], in_place)
+        qkv_b = None if a.q_proj.bias is None else torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias])
         return _Layer(
             ln1=layer.input_layernorm.weight, eps1=layer.input_layernorm.variance_epsilon,
-            qkv_w=joined([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight], in_place), qkv_b=qkv_b,
+            qkv_w=torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]), qkv_b=qkv_b,
             o_w=a.o_proj.weight,
             ln2=layer.post_attention_layernorm.weight, eps2=layer.post_attention_layernorm.variance_epsilon,
-            gate_up_w=joined([m.gate_proj.weight, m.up_proj.weight], in_place), down_w=m.down_proj.weight,
+            gate_up_w=torch.cat([m.gate_proj.weight, m.up_proj.weight]), down_w=m.down_proj.weight,
         )
-
-
-def side_by_side(tensors: list[torch.Tensor]) -> bool:
-    """Whether the tensors are contiguous slices of one storage, each starting where the last ends."""
-    first = tensors[0]
-    offset = first.storage_offset()
-    for t in tensors:
-        if (not t.is_contiguous() or t.untyped_storage().data_ptr() != first.untyped_storage().data_ptr()
-                or t.storage_offset() != offset or t.shape[1:] != first.shape[1:] or t.dtype != first.dtype):
-            return False
-        offset += t.numel()
-    return True
-
-
-def joined(params: list[torch.Tensor], in_place: bool = False) -> torch.Tensor:
-    """torch.cat(params) along dim 0 (detached). A view, with no copy, when they lie side by side
-    in one storage; with `in_place`, a copy that becomes their storage (see FusedWeights)."""
-    if side_by_side(params):
-        first = params[0].detach()
-        rows = sum(p.shape[0] for p in params)
-        return first.as_strided((rows, *first.shape[1:]), first.stride(), first.storage_offset())
-    # Outside inference mode: a tensor made inside it could not be a parameter autograd trains.
-    with torch.inference_mode(False):
-        whole = torch.cat([p.detach() for p in params])
-    if in_place:
-        start = 0
-        for p in params:
-            p.data = whole[start:start + p.shape[0]]
-            start += p.shape[0]
-    return whole
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
