@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = REPO / "docs"
 RLVR = (sys.executable, "-m", "rlvr.cli.main")
 PROBE = "import time, importlib, sys; t = time.perf_counter(); importlib.import_module(sys.argv[1]); print(time.perf_counter() - t)"
 
