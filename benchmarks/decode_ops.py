@@ -67,7 +67,7 @@ def decoder_at_mid():
     model, tok = tiny_qwen2(**MODEL).eval(), build_char_tokenizer(128)
     prompts = [tok(p, add_special_tokens=False)["input_ids"] for p, _ in make_prompts()[:PROMPTS_PER_STEP]]
     ids, mask = left_pad(prompts, 0)
-    decoder = qwen2_decode.Qwen2Decoder(model, qwen2_decode.FusedWeights(model), ids, mask, NEW_TOKENS)
+    decoder = qwen2_decode.Qwen2Decoder(model, ids, mask, NEW_TOKENS)
     gen = torch.Generator().manual_seed(0)
     with torch.inference_mode():
         decoder.prefill()

@@ -6,8 +6,8 @@
 TRL samples with the model it trains. Since 2026-12-04 a sync rlvr run does too
 (`--engine view`, `rlvr.train.lora.engine_view`); async runs, FSDP and gradient checkpointing
 give `HFEngine` a copy (`--engine copy`, `engine_copy`), so that training never changes the
-sampler's weights mid-generation. The fast decode path keeps q|k|v and gate|up concatenated
-(`qwen2_decode.FusedWeights`, freed when weights are published) and a preallocated K/V cache.
+sampler's weights mid-generation. The fast decode path reads the parameters in place (no
+weight copies since 2026-12-07) and preallocates a K/V cache per generation.
 This script builds vs_trl.py's grid model and reports VmRSS / VmHWM (from /proc/self/status)
 after each of those parts, with the byte counts they should take, so the excess in vs_trl.py's
 table can be read against them.
@@ -63,14 +63,9 @@ def main() -> None:
     params = SamplingParams(temperature=1.0, max_new_tokens=args.tokens, min_new_tokens=args.tokens)
     prompts = ["What is 12+34? Answer:"] * (args.rows // 8)
     engine.generate(prompts, 8, params)
-    fused = engine._fused.layers() if engine._fused is not None else []
-    fused_mib = tensor_mib([t for w in fused for t in (w.qkv_w, w.gate_up_w)])
-    del fused  # this script's own references, so that release() below can free them
-    report.append(("after one generate (fused weights + K/V cache)", *status_mib(), fused_mib))
+    report.append(("after one generate (K/V cache, freed at its end)", *status_mib(), 0.0))
     engine.generate(prompts, 8, params)
     report.append(("after a second generate", *status_mib(), 0.0))
-    engine.release()
-    report.append(("after release (fused weights freed)", *status_mib(), -fused_mib))
     print(f"{args.model} model, {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, "
           f"{args.rows} rows x {args.tokens} tokens; load {os.getloadavg()[0]:.1f}")
     print(f"{'point':<50} {'VmRSS':>8} {'VmHWM':>8} {'tensors (MiB)':>14}")

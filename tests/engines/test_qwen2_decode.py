@@ -48,7 +48,7 @@ def both_logits(model, rows, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
     ids, mask = left_pad(rows, 0)
     cache_kw = HFEngine(model, _CharTok(), fast_decode=False)._cache_kw
     generic = _ModelDecoder(model, cache_kw, ids, mask)
-    fast = qd.Qwen2Decoder(model, qd.FusedWeights(model), ids, mask, steps)
+    fast = qd.Qwen2Decoder(model, ids, mask, steps)
     a, b = [generic.prefill()], [fast.prefill()]
     for _ in range(steps - 1):
         token = a[-1].argmax(-1)
@@ -221,7 +221,7 @@ def test_the_fallback_is_logged_once_per_process_and_the_fused_path_not_at_all(t
 def test_stepping_past_max_new_tokens_is_a_clear_error(gqa_model):
     ids, mask = left_pad(ROWS, 0)
     with torch.inference_mode():
-        decoder = qd.Qwen2Decoder(gqa_model, qd.FusedWeights(gqa_model), ids, mask, 2)
+        decoder = qd.Qwen2Decoder(gqa_model, ids, mask, 2)
         token = decoder.prefill().argmax(-1)
         decoder.step(token)
         decoder.step(token)

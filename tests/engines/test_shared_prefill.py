@@ -86,7 +86,7 @@ def test_distinct_rows():
 def test_expand_after_a_step_is_a_clear_error(gqa_model):
     ids, mask = left_pad([[5, 6], [7]], 0)
     with torch.inference_mode():
-        decoder = qd.Qwen2Decoder(gqa_model, qd.FusedWeights(gqa_model), ids, mask, 4)
+        decoder = qd.Qwen2Decoder(gqa_model, ids, mask, 4)
         decoder.step(decoder.prefill().argmax(-1))
         with pytest.raises(RlvrError, match="right after prefill"):
             decoder.expand(torch.tensor([0, 0, 1]))

@@ -62,27 +62,17 @@ def test_a_shared_model_returns_in_the_trainers_mode_and_sees_each_step(tmp_path
     assert engine.policy_version == 1
 
 
-def test_a_shared_engine_drops_its_fused_weights_when_a_generation_ends(tmp_path):
-    """The fused q|k|v and gate|up copies (most of the layers' size) would otherwise sit in memory
-    through the training phase, though the step changes the weights they copy."""
-    for overrides, held in (((), False), (("orchestrate.mode=async",), True)):
-        parts = parts_for(tmp_path, "sampling.max_new_tokens=4", *overrides)
-        engine = parts.engine
-        assert engine.hold_fused is held
-        engine.generate([parts.train_set[0].prompt], 2, parts.sampling)
-        assert engine._fused is not None  # the fast path ran
-        assert bool(engine._fused._layers) is held
-
-
-def test_stale_fused_weights_go_before_the_new_ones_are_made(tmp_path, monkeypatch):
+def test_the_fast_decode_reads_the_parameters_themselves(tmp_path):
+    """No weight copy beside the model (joined q|k|v or gate|up copies cost two thirds of every
+    layer in memory, and went stale at each step): every tensor the decoder uses per layer is a
+    parameter's own storage."""
     from rlvr.engines import qwen2_decode
 
-    parts = parts_for(tmp_path, "orchestrate.mode=async")
-    fused = qwen2_decode.FusedWeights(parts.engine.model)
-    fused.layers()
-    seen, real = [], qwen2_decode.FusedWeights._fuse
-    monkeypatch.setattr(qwen2_decode.FusedWeights, "_fuse", staticmethod(lambda layer: seen.append(len(fused._layers)) or real(layer)))
-    with torch.no_grad():
-        next(parts.engine.model.model.layers.parameters()).add_(1.0)  # a new weight version
-    fused.layers()
-    assert seen and set(seen) == {0}
+    parts = parts_for(tmp_path)
+    model = parts.engine.model
+    ids, mask = torch.tensor([[1, 2, 3]]), torch.ones(1, 3, dtype=torch.long)
+    decoder = qwen2_decode.Qwen2Decoder(model.eval(), ids, mask, 2)
+    own = {p.data_ptr() for p in model.parameters()}
+    used = [t for w in decoder.layers for t in vars(w).values() if isinstance(t, torch.Tensor)]
+    assert len(used) == len(list(model.model.layers.parameters()))
+    assert {t.data_ptr() for t in used} <= own

@@ -97,11 +97,6 @@ class Engine(abc.ABC):
         (vLLM's workers, Ray actors)."""
         return None
 
-    def release(self) -> None:
-        """Free what the engine keeps between calls only to be faster (the in-process engine's
-        fused weight copies): the sync loop calls it before training, which needs the memory.
-        The next call rebuilds it; nothing by default."""
-
     def stats(self) -> dict[str, float]:
         """Engine metrics for the step's metrics line (e.g. workers replaced); none by default."""
         return {}

@@ -3,7 +3,7 @@
 One decode step is one forward pass over the whole batch with the cache; finished rows keep
 being fed padding (cheaper than reshaping the cache) and the loop ends when all rows finish.
 For Qwen2 models the forward is `rlvr.engines.qwen2_decode`'s (the same function with a
-preallocated cache and fused weights; `fast_decode=False` turns it off); for any other model
+preallocated cache, no weight copies; `fast_decode=False` turns it off); for any other model
 it is the model's own, with a `DynamicCache`, and the first such engine of the process logs
 why (one warning line per model class and reason).
 
@@ -162,13 +162,8 @@ class HFEngine(HeldStateEngine):
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0, max_batch: int = 1024,
                  fast_decode: bool = True, stop_ids: Sequence[int] | None = None, share_prefill: bool = True,
-                 compile_decode: bool = False, hold_fused: bool = True):
+                 compile_decode: bool = False):
         self.model = model.eval()
-        # hold_fused=False: the fast path's concatenated weights (FusedWeights, a copy of most of
-        # the layers) are dropped when a generate_ids call ends. A sync run's engine shares the
-        # trainer's model, whose weights change every step anyway, so holding them would only
-        # add their size to the training phase's peak memory.
-        self.hold_fused = hold_fused
         # fast_decode: sample through rlvr.engines.qwen2_decode (the same function, fewer ops)
         # when it supports the model; otherwise, or when False, through the model's forward.
         self.fast_decode = fast_decode
@@ -177,7 +172,6 @@ class HFEngine(HeldStateEngine):
         self.share_prefill = share_prefill
         # compile_decode: the fast path's per-layer blocks through torch.compile (qwen2_decode.Blocks).
         self.compile_decode = compile_decode
-        self._fused: qwen2_decode.FusedWeights | None = None  # made on first use, for self.model
         self.tokenizer = tokenizer
         self.eos_id = tokenizer.eos_token_id
         # Sampling one of these ends a completion (kept in it): EOS, the generation config's
@@ -209,11 +203,6 @@ class HFEngine(HeldStateEngine):
         if foreign:
             self.model.load_state_dict(foreign, strict=False)
         self._version = version
-        self.release()
-
-    def release(self) -> None:
-        if self._fused is not None:
-            self._fused.invalidate()
 
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
         encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
@@ -258,8 +247,6 @@ class HFEngine(HeldStateEngine):
             return self._sample(rows, params)
         finally:
             self.model.train(training)
-            if not self.hold_fused:
-                self.release()
 
     def _sample(self, rows: list[list[int]], params: SamplingParams) -> list[Rollout]:
         device = next(self.model.parameters()).device
@@ -267,10 +254,8 @@ class HFEngine(HeldStateEngine):
         ids, mask = left_pad(distinct, self.pad_id)
         ids, mask = ids.to(device), mask.to(device)
         if self._fused_decode_applies():
-            if self._fused is None or self._fused.model is not self.model:
-                self._fused = qwen2_decode.FusedWeights(self.model)
             blocks = qwen2_decode.compiled_blocks() if self.compile_decode else None
-            decoder = qwen2_decode.Qwen2Decoder(self.model, self._fused, ids, mask, params.max_new_tokens, blocks)
+            decoder = qwen2_decode.Qwen2Decoder(self.model, ids, mask, params.max_new_tokens, blocks)
         else:
             decoder = _ModelDecoder(self.model, self._cache_kw, ids, mask)
         logits = decoder.prefill()

@@ -1,15 +1,17 @@
 """A leaner forward for sampling from Qwen2 models: the same function as transformers', fewer ops.
 
 `transformers`' Qwen2 forward pays, per decoded token and layer, for a `DynamicCache` that
-concatenates K and V, a `rotate_half` that concatenates, a cos/sin of the positions, three
-q/k/v and two gate/up GEMMs, and module dispatch. This path computes the same function with:
+concatenates K and V, a `rotate_half` that concatenates, a cos/sin of the positions, and module
+dispatch. This path computes the same function with:
 
 - preallocated K/V buffers (B, kv_heads, P + T, head_dim) per layer, written in place;
 - cos/sin of every position of the generation computed once, before the prefill;
-- RoPE on q and k together, with `rotate_half(x) * sin` rewritten as `swap(x) * sin_signed`
+- RoPE with `rotate_half(x) * sin` rewritten as `swap(x) * sin_signed`
   (swap exchanges the two halves, sin_signed = [-sin, sin]): the same products, one op fewer;
-- one q|k|v and one gate|up GEMM over weights concatenated once per weight version
-  (`FusedWeights`), rebuilt when any parameter changes (a `load_weights`, an optimiser step);
+- the model's own parameters, read in place: no copy of any weight. (Joining q|k|v and
+  gate|up into one GEMM each over concatenated copies, this path until 2026-12-07, was no
+  faster on 2 CPU cores: 0.94-1.05x the split GEMMs' time at 4M and 30M parameters, 1.14-1.18x
+  at 104M, `benchmarks/decode_fusion.py`; and the copies were two thirds of every layer);
 - grouped-query attention for a single new token done by folding each KV head's group of
   query heads into SDPA's query-length axis (no repeat of K/V).
 
@@ -95,55 +97,32 @@ def _layer_reason(layer: torch.nn.Module) -> str | None:
 
 @dataclass(frozen=True)
 class _Layer:
+    """One decoder layer's tensors: the live parameters themselves (views, never copies), so a
+    `load_state_dict` or an optimiser step is seen by the next decode step."""
     ln1: torch.Tensor          # (D,)
     eps1: float
-    qkv_w: torch.Tensor        # ((H + 2 KV) hd, D): q, k, v rows stacked
-    qkv_b: torch.Tensor | None
-    o_w: torch.Tensor          # (D, H hd): the live parameter
+    q_w: torch.Tensor          # (H hd, D)
+    k_w: torch.Tensor          # (KV hd, D)
+    v_w: torch.Tensor          # (KV hd, D)
+    q_b: torch.Tensor | None
+    k_b: torch.Tensor | None
+    v_b: torch.Tensor | None
+    o_w: torch.Tensor          # (D, H hd)
     ln2: torch.Tensor
     eps2: float
-    gate_up_w: torch.Tensor    # (2 F, D)
-    down_w: torch.Tensor       # (D, F): the live parameter
-
-
-class FusedWeights:
-    """The decoder's weights, with q|k|v and gate|up concatenated once per weight version.
-
-    The concatenations are copies, so they go stale when a parameter changes in place. The
-    version key is every parameter's (storage pointer, autograd version counter), which
-    `load_state_dict`'s copy_, an optimiser step and a reassignment all change; `invalidate()`
-    forces a rebuild as well. (A write through `param.data` bypasses the version counter:
-    call `invalidate()` after one.)"""
-
-    def __init__(self, model: Qwen2ForCausalLM):
-        self.model = model
-        self.invalidate()
-
-    def invalidate(self) -> None:
-        self._key: tuple | None = None
-        self._layers: list[_Layer] = []
-        # Listed once: walking the module tree every decode step costs ~5% of a step here.
-        # (load_state_dict(assign=True) replaces parameter objects; load_weights invalidates.)
-        self._params = list(self.model.model.layers.parameters())
-
-    def layers(self) -> list[_Layer]:
-        key = tuple((p.data_ptr(), p._version) for p in self._params)
-        if key != self._key:
-            self._layers = []  # the stale copies go before the new ones are made, not after
-            self._layers = [self._fuse(layer) for layer in self.model.model.layers]
-            self._key = key
-        return self._layers
+    gate_w: torch.Tensor       # (F, D)
+    up_w: torch.Tensor         # (F, D)
+    down_w: torch.Tensor       # (D, F)
 
     @staticmethod
-    def _fuse(layer: Qwen2DecoderLayer) -> _Layer:
+    def of(layer: Qwen2DecoderLayer) -> "_Layer":
         a, m = layer.self_attn, layer.mlp
-        qkv_b = None if a.q_proj.bias is None else torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias])
         return _Layer(
             ln1=layer.input_layernorm.weight, eps1=layer.input_layernorm.variance_epsilon,
-            qkv_w=torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]), qkv_b=qkv_b,
-            o_w=a.o_proj.weight,
+            q_w=a.q_proj.weight, k_w=a.k_proj.weight, v_w=a.v_proj.weight,
+            q_b=a.q_proj.bias, k_b=a.k_proj.bias, v_b=a.v_proj.bias, o_w=a.o_proj.weight,
             ln2=layer.post_attention_layernorm.weight, eps2=layer.post_attention_layernorm.variance_epsilon,
-            gate_up_w=torch.cat([m.gate_proj.weight, m.up_proj.weight]), down_w=m.down_proj.weight,
+            gate_w=m.gate_proj.weight, up_w=m.up_proj.weight, down_w=m.down_proj.weight,
         )
 
 
@@ -180,10 +159,14 @@ class Qwen2Decoder:
     """One batched generation: `prefill()` the left-padded prompts, then `step(tokens)` once per
     new token; each returns the next-token logits (B, V) from the model's output head."""
 
-    def __init__(self, model: Qwen2ForCausalLM, weights: FusedWeights, ids: torch.Tensor,
-                 mask: torch.Tensor, max_new_tokens: int, blocks: "Blocks | None" = None):
+    def __init__(self, model: Qwen2ForCausalLM, ids: torch.Tensor, mask: torch.Tensor,
+                 max_new_tokens: int, blocks: "Blocks | None" = None):
         cfg = model.config
-        self.model, self.weights, self.ids = model, weights, ids
+        self.model, self.ids = model, ids
+        # Listed once per generation: walking the module tree every decode step costs ~5% of a
+        # step. The entries are the parameters themselves, so in-place updates (load_weights'
+        # copy_, in-flight weights) reach the next step.
+        self.layers = [_Layer.of(layer) for layer in model.model.layers]
         self.blocks = blocks if blocks is not None else EAGER
         b, p = ids.shape
         self.heads, self.kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
@@ -238,10 +221,11 @@ class Qwen2Decoder:
         cos, sin = self.cos[:, start:end], self.sin[:, start:end]
         x = self.model.model.embed_tokens(ids)  # (B, S, D)
         blocks = self.blocks
-        for i, w in enumerate(self.weights.layers()):
-            qkv = blocks.qkv_rope(x, w.ln1, w.eps1, w.qkv_w, w.qkv_b, cos, sin, self.heads, self.kv_heads)
+        for i, w in enumerate(self.layers):
+            qkv = blocks.qkv_rope(x, w.ln1, w.eps1, w.q_w, w.q_b, w.k_w, w.k_b, w.v_w, w.v_b, cos, sin,
+                                  self.heads, self.kv_heads)
             x = x + F.linear(self._attention(qkv, i, start, end, attn_mask), w.o_w)
-            x = blocks.mlp(x, w.ln2, w.eps2, w.gate_up_w, w.down_w)
+            x = blocks.mlp(x, w.ln2, w.eps2, w.gate_w, w.up_w, w.down_w)
         self.filled = end
         norm = self.model.model.norm
         return self.model.get_output_embeddings()(rms_norm(x[:, -1], norm.weight, norm.variance_epsilon))
@@ -267,18 +251,18 @@ class Qwen2Decoder:
         return out.transpose(1, 2).reshape(b, s, nq * hd)
 
 
-def qkv_rope(x, ln, eps: float, qkv_w, qkv_b, cos, sin_signed, nq: int, nkv: int):
+def qkv_rope(x, ln, eps: float, q_w, q_b, k_w, k_b, v_w, v_b, cos, sin_signed, nq: int, nkv: int):
     """The attention's input half: x (B, S, D) → q, k (RoPE applied), v, each (B, S, heads, hd)."""
-    qkv = F.linear(rms_norm(x, ln, eps), qkv_w, qkv_b)  # (B, S, (H + 2 KV) hd)
-    hd = qkv.shape[-1] // (nq + 2 * nkv)
-    qk = apply_rope(qkv[..., :(nq + nkv) * hd].unflatten(-1, (nq + nkv, hd)), cos, sin_signed)
-    return qk[:, :, :nq], qk[:, :, nq:], qkv[..., (nq + nkv) * hd:].unflatten(-1, (nkv, hd))
+    h = rms_norm(x, ln, eps)
+    q = F.linear(h, q_w, q_b).unflatten(-1, (nq, -1))
+    k = F.linear(h, k_w, k_b).unflatten(-1, (nkv, -1))
+    return apply_rope(q, cos, sin_signed), apply_rope(k, cos, sin_signed), F.linear(h, v_w, v_b).unflatten(-1, (nkv, -1))
 
 
-def mlp(x, ln, eps: float, gate_up_w, down_w):
+def mlp(x, ln, eps: float, gate_w, up_w, down_w):
     """The layer's second half, residual included: x + down(silu(gate) * up) of the normed x."""
-    gate, up = F.linear(rms_norm(x, ln, eps), gate_up_w).chunk(2, dim=-1)
-    return x + F.linear(F.silu(gate) * up, down_w)
+    h = rms_norm(x, ln, eps)
+    return x + F.linear(F.silu(F.linear(h, gate_w)) * F.linear(h, up_w), down_w)
 
 
 class Blocks:

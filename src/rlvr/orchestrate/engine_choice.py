@@ -39,9 +39,8 @@ def _vllm(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -
 
 
 def _hf_local(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
-    copy = needs_copy(config)
-    return HFEngine(engine_copy(model) if copy else engine_view(model), tokenizer, seed=config.run.seed,
-                    hold_fused=copy)
+    return HFEngine(engine_copy(model) if needs_copy(config) else engine_view(model), tokenizer,
+                    seed=config.run.seed)
 
 
 def needs_copy(config: Config) -> bool:
