@@ -2,10 +2,11 @@
 
     nice -n -10 python benchmarks/decode_fusion.py [--points w1,mid,g8] [--reps 5] [--threads 2] [--out FILE]
 
-rlvr's fast Qwen2 decode (`rlvr.engines.qwen2_decode`) reads every weight in place: three
-GEMMs for q, k, v and two for gate, up (`split`). Until 2026-12-07 it joined q|k|v and gate|up
-into one GEMM each over concatenated copies of the weights, rebuilt here as a `Blocks` whose
-functions use copies: `joined` makes them before the timing (an engine whose weights do not
+rlvr's fast Qwen2 decode (`rlvr.engines.qwen2_decode`) reads every weight in place above
+`JOIN_MAX_HIDDEN` (three GEMMs for q, k, v and two for gate, up: `split`, what `Qwen2Decoder`
+does without `joined`). Until 2026-12-07 it joined q|k|v and gate|up at every size, into one
+GEMM each over concatenated copies of the weights, rebuilt here as a `Blocks` whose functions
+use copies: `joined` makes them before the timing (an engine whose weights do not
 change: `rlvr eval`, `rlvr serve`), `joined-fresh` inside each timed generation (a sync run,
 whose weights change every step), `qkv-only` joins q|k|v alone. Per point, in one process: a
 prefill of the prompts, expanded to their rows as `HFEngine` does, then one decode step per

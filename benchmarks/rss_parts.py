@@ -6,8 +6,9 @@
 TRL samples with the model it trains. Since 2026-12-04 a sync rlvr run does too
 (`--engine view`, `rlvr.train.lora.engine_view`); async runs, FSDP and gradient checkpointing
 give `HFEngine` a copy (`--engine copy`, `engine_copy`), so that training never changes the
-sampler's weights mid-generation. The fast decode path reads the parameters in place (no
-weight copies since 2026-12-07) and preallocates a K/V cache per generation.
+sampler's weights mid-generation. The fast decode path reads the parameters in place for
+layers wider than 256 (since 2026-12-07); narrower ones keep q|k|v and gate|up concatenated
+(`qwen2_decode.JoinedWeights`); each generation preallocates a K/V cache.
 This script builds vs_trl.py's grid model and reports VmRSS / VmHWM (from /proc/self/status)
 after each of those parts, with the byte counts they should take, so the excess in vs_trl.py's
 table can be read against them.
@@ -63,7 +64,10 @@ def main() -> None:
     params = SamplingParams(temperature=1.0, max_new_tokens=args.tokens, min_new_tokens=args.tokens)
     prompts = ["What is 12+34? Answer:"] * (args.rows // 8)
     engine.generate(prompts, 8, params)
-    report.append(("after one generate (K/V cache, freed at its end)", *status_mib(), 0.0))
+    joined = engine._joined.layers() if engine._joined is not None else []
+    joined_mib = tensor_mib([t for w in joined for t in (w.qkv_w, w.gate_up_w)])
+    del joined
+    report.append(("after one generate (joined weights; K/V cache freed)", *status_mib(), joined_mib))
     engine.generate(prompts, 8, params)
     report.append(("after a second generate", *status_mib(), 0.0))
     print(f"{args.model} model, {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, "

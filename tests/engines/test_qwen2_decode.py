@@ -32,6 +32,13 @@ def gqa_model():
                       num_kv_heads=2, seed=7).eval()
 
 
+@pytest.fixture
+def wide_model():
+    """Wider than JOIN_MAX_HIDDEN: the split GEMMs on the parameters themselves."""
+    return tiny_qwen2(hidden_size=320, intermediate_size=640, num_layers=2, num_heads=4,
+                      num_kv_heads=2, seed=7).eval()
+
+
 def _qwen2(**overrides) -> Qwen2ForCausalLM:
     cfg = {"vocab_size": 128, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
@@ -42,13 +49,14 @@ def _qwen2(**overrides) -> Qwen2ForCausalLM:
 
 
 @torch.inference_mode()
-def both_logits(model, rows, steps: int) -> tuple[torch.Tensor, torch.Tensor]:
+def both_logits(model, rows, steps: int, joined: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Greedy decode driven by the generic path's logits; both decoders are fed the same tokens.
-    Returns the per-step logits (B, steps, V) of the generic path and of the fast path."""
+    Returns the per-step logits (B, steps, V) of the generic path and of the fast path (its
+    joined q|k|v, gate|up GEMMs when `joined`)."""
     ids, mask = left_pad(rows, 0)
     cache_kw = HFEngine(model, _CharTok(), fast_decode=False)._cache_kw
     generic = _ModelDecoder(model, cache_kw, ids, mask)
-    fast = qd.Qwen2Decoder(model, ids, mask, steps)
+    fast = qd.Qwen2Decoder(model, ids, mask, steps, joined=qd.JoinedWeights(model) if joined else None)
     a, b = [generic.prefill()], [fast.prefill()]
     for _ in range(steps - 1):
         token = a[-1].argmax(-1)
@@ -63,11 +71,12 @@ class _CharTok:
     pad_token_id = 0
 
 
+@pytest.mark.parametrize("joined", [False, True])
 @pytest.mark.parametrize("which", ["tiny_model", "gqa_model"])
-def test_per_step_logits_match_the_model_forward(which, request):
+def test_per_step_logits_match_the_model_forward(which, joined, request):
     model = request.getfixturevalue(which)
     assert qd.unsupported_reason(model) is None
-    generic, fast = both_logits(model, ROWS, steps=12)
+    generic, fast = both_logits(model, ROWS, steps=12, joined=joined)
     assert (generic - fast).abs().max().item() <= 1e-5
     assert torch.equal(generic.argmax(-1), fast.argmax(-1))
     # The logits do move from step to step (a constant model would pass the checks above).
@@ -110,8 +119,9 @@ def test_compiled_blocks_sample_the_eager_rollouts(gqa_model, tokenizer, monkeyp
     eager engine's tokens with log-probs within fp32 rounding (fused elementwise ops)."""
     compiled = qd.compiled_blocks()
     assert qd.compiled_blocks() is compiled and compiled.mlp is not qd.mlp  # one compiled set per process
+    assert qd.joins(gqa_model)  # so its engine calls the joined blocks
     calls = []
-    monkeypatch.setattr(compiled, "mlp", _counting(compiled.mlp, calls))
+    monkeypatch.setattr(compiled, "mlp_joined", _counting(compiled.mlp_joined, calls))
     params = SamplingParams(max_new_tokens=12, min_new_tokens=12, temperature=1.0)
     a = HFEngine(copy.deepcopy(gqa_model), tokenizer, seed=5, compile_decode=True).generate(PROMPTS, 2, params)
     b = HFEngine(copy.deepcopy(gqa_model), tokenizer, seed=5).generate(PROMPTS, 2, params)
@@ -135,13 +145,17 @@ def test_contract_engine_default_takes_the_fast_path(tiny_model, tokenizer, monk
     assert calls == [1]
 
 
-def test_weights_changed_in_place_are_seen(gqa_model, tokenizer):
-    """The fused q|k|v and gate|up copies follow the live parameters: load_weights, and an
-    in-place change with no load_weights (an optimiser step on a shared model)."""
+@pytest.mark.parametrize("which, joins", [("gqa_model", True), ("wide_model", False)])
+def test_weights_changed_in_place_are_seen(which, joins, tokenizer, request):
+    """Both decodes follow the live parameters, the joined q|k|v and gate|up copies (layers up
+    to JOIN_MAX_HIDDEN wide) and the split GEMMs: load_weights, and an in-place change with no
+    load_weights (an optimiser step on a shared model)."""
+    model = request.getfixturevalue(which)
     params = SamplingParams(max_new_tokens=10, temperature=0.0)
-    fast, generic = _engine_pair(gqa_model, tokenizer)
-    fast.generate(PROMPTS[:2], 1, params)  # builds the fused weights
-    new = {k: v * 1.5 if "proj" in k else v for k, v in gqa_model.state_dict().items()}
+    fast, generic = _engine_pair(model, tokenizer)
+    fast.generate(PROMPTS[:2], 1, params)  # builds the joined weights, if any
+    assert (fast._joined is not None) is joins
+    new = {k: v * 1.5 if "proj" in k else v for k, v in model.state_dict().items()}
     fast.load_weights(new, 1)
     generic.load_weights(new, 1)
     _assert_same_rollouts(fast.generate(PROMPTS, 1, params), generic.generate(PROMPTS, 1, params))

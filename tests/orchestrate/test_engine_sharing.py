@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from rlvr.config import load_config
-from rlvr.engines import HFEngine
+from rlvr.engines import HFEngine, SamplingParams
 from rlvr.orchestrate.components import build
 from rlvr.orchestrate.engine_choice import needs_copy
 from rlvr.orchestrate.plan import plan_run
@@ -62,17 +62,37 @@ def test_a_shared_model_returns_in_the_trainers_mode_and_sees_each_step(tmp_path
     assert engine.policy_version == 1
 
 
-def test_the_fast_decode_reads_the_parameters_themselves(tmp_path):
-    """No weight copy beside the model (joined q|k|v or gate|up copies cost two thirds of every
-    layer in memory, and went stale at each step): every tensor the decoder uses per layer is a
-    parameter's own storage."""
+def test_a_wide_models_decode_reads_the_parameters_themselves():
+    """Above JOIN_MAX_HIDDEN no weight copy sits beside the model (joined q|k|v and gate|up copies
+    cost two thirds of every layer, 261 MiB at 104M parameters): every tensor the decoder uses
+    per layer is a parameter's own storage, and the engine holds no joined weights."""
     from rlvr.engines import qwen2_decode
+    from rlvr.models import build_char_tokenizer, tiny_qwen2
 
-    parts = parts_for(tmp_path)
-    model = parts.engine.model
+    model = tiny_qwen2(hidden_size=qwen2_decode.JOIN_MAX_HIDDEN + 64, intermediate_size=640, num_layers=2,
+                       num_heads=4, num_kv_heads=2)
+    engine = HFEngine(model, build_char_tokenizer(128))
+    engine.generate(["12+7="], 2, SamplingParams(max_new_tokens=3))
+    assert engine._joined is None
     ids, mask = torch.tensor([[1, 2, 3]]), torch.ones(1, 3, dtype=torch.long)
     decoder = qwen2_decode.Qwen2Decoder(model.eval(), ids, mask, 2)
     own = {p.data_ptr() for p in model.parameters()}
     used = [t for w in decoder.layers for t in vars(w).values() if isinstance(t, torch.Tensor)]
     assert len(used) == len(list(model.model.layers.parameters()))
     assert {t.data_ptr() for t in used} <= own
+
+
+def test_stale_joined_weights_go_before_the_new_ones_are_made(tmp_path, monkeypatch):
+    from rlvr.engines import qwen2_decode
+
+    parts = parts_for(tmp_path, "orchestrate.mode=async")
+    joined = qwen2_decode.JoinedWeights(parts.engine.model)
+    first = joined.layers()
+    assert first[0].qkv_w is not None and first[0].gate_up_w is not None
+    seen, real = [], qwen2_decode.JoinedWeights._join
+    monkeypatch.setattr(qwen2_decode.JoinedWeights, "_join", staticmethod(lambda layer: seen.append(len(joined._layers)) or real(layer)))
+    with torch.no_grad():
+        next(parts.engine.model.model.layers.parameters()).add_(1.0)  # a new weight version
+    joined.layers()
+    assert seen and set(seen) == {0}
+    assert joined.layers() is joined.layers()  # unchanged weights: the same copies, not rebuilt

@@ -3,7 +3,7 @@
 One decode step is one forward pass over the whole batch with the cache; finished rows keep
 being fed padding (cheaper than reshaping the cache) and the loop ends when all rows finish.
 For Qwen2 models the forward is `rlvr.engines.qwen2_decode`'s (the same function with a
-preallocated cache, no weight copies; `fast_decode=False` turns it off); for any other model
+preallocated cache; `fast_decode=False` turns it off); for any other model
 it is the model's own, with a `DynamicCache`, and the first such engine of the process logs
 why (one warning line per model class and reason).
 
@@ -172,6 +172,7 @@ class HFEngine(HeldStateEngine):
         self.share_prefill = share_prefill
         # compile_decode: the fast path's per-layer blocks through torch.compile (qwen2_decode.Blocks).
         self.compile_decode = compile_decode
+        self._joined: qwen2_decode.JoinedWeights | None = None  # small models' joined copies, made on first use
         self.tokenizer = tokenizer
         self.eos_id = tokenizer.eos_token_id
         # Sampling one of these ends a completion (kept in it): EOS, the generation config's
@@ -203,6 +204,8 @@ class HFEngine(HeldStateEngine):
         if foreign:
             self.model.load_state_dict(foreign, strict=False)
         self._version = version
+        if self._joined is not None:
+            self._joined.invalidate()
 
     def generate(self, prompts: list[str], n: int, params: SamplingParams) -> list[list[Rollout]]:
         encoded = [self.tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
@@ -255,7 +258,7 @@ class HFEngine(HeldStateEngine):
         ids, mask = ids.to(device), mask.to(device)
         if self._fused_decode_applies():
             blocks = qwen2_decode.compiled_blocks() if self.compile_decode else None
-            decoder = qwen2_decode.Qwen2Decoder(self.model, ids, mask, params.max_new_tokens, blocks)
+            decoder = qwen2_decode.Qwen2Decoder(self.model, ids, mask, params.max_new_tokens, blocks, self._joined_weights())
         else:
             decoder = _ModelDecoder(self.model, self._cache_kw, ids, mask)
         logits = decoder.prefill()
@@ -279,6 +282,13 @@ class HFEngine(HeldStateEngine):
             self._take_inflight_weights()
             logits = decoder.step(feed)
         return tracker.rollouts(rows)
+
+    def _joined_weights(self) -> "qwen2_decode.JoinedWeights | None":
+        if not qwen2_decode.joins(self.model):
+            return None
+        if self._joined is None or self._joined.model is not self.model:
+            self._joined = qwen2_decode.JoinedWeights(self.model)
+        return self._joined
 
     def _take_inflight_weights(self) -> None:
         if self._weight_poll is not None and (new := self._weight_poll()) is not None:

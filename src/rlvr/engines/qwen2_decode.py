@@ -8,10 +8,14 @@ dispatch. This path computes the same function with:
 - cos/sin of every position of the generation computed once, before the prefill;
 - RoPE with `rotate_half(x) * sin` rewritten as `swap(x) * sin_signed`
   (swap exchanges the two halves, sin_signed = [-sin, sin]): the same products, one op fewer;
-- the model's own parameters, read in place: no copy of any weight. (Joining q|k|v and
-  gate|up into one GEMM each over concatenated copies, this path until 2026-12-07, was no
-  faster on 2 CPU cores: 0.94-1.05x the split GEMMs' time at 4M and 30M parameters, 1.14-1.18x
-  at 104M, `benchmarks/decode_fusion.py`; and the copies were two thirds of every layer);
+- for layers up to `JOIN_MAX_HIDDEN` wide, one q|k|v and one gate|up GEMM over weights
+  concatenated once per weight version (`JoinedWeights`, rebuilt when a parameter changes);
+  wider layers read the parameters in place, with no copy. Measured on 2 CPU cores
+  (benchmarks/README.md, "Issue 30 round (2026-12-07, fourth)"): at hidden 256 the engine's
+  tokens/s over its generic path's were 1.03-1.20x (median 1.15, 7 runs) joined against
+  1.03-1.12x (median 1.08, 4 runs) split (`engine_throughput.py`); at 512 the joined GEMMs were
+  no faster and at 768 1.14-1.18x slower (`decode_fusion.py`), while the copies are two thirds
+  of every layer (261 MiB at 104M parameters);
 - grouped-query attention for a single new token done by folding each KV head's group of
   query heads into SDPA's query-length axis (no repeat of K/V).
 
@@ -26,7 +30,7 @@ generic loop), None when it can.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 import torch.nn.functional as F
@@ -97,8 +101,8 @@ def _layer_reason(layer: torch.nn.Module) -> str | None:
 
 @dataclass(frozen=True)
 class _Layer:
-    """One decoder layer's tensors: the live parameters themselves (views, never copies), so a
-    `load_state_dict` or an optimiser step is seen by the next decode step."""
+    """One decoder layer's tensors: the live parameters themselves, so a `load_state_dict` or an
+    optimiser step is seen by the next decode step; plus, from `JoinedWeights`, joined copies."""
     ln1: torch.Tensor          # (D,)
     eps1: float
     q_w: torch.Tensor          # (H hd, D)
@@ -113,6 +117,10 @@ class _Layer:
     gate_w: torch.Tensor       # (F, D)
     up_w: torch.Tensor         # (F, D)
     down_w: torch.Tensor       # (D, F)
+    # JoinedWeights' copies (None: the split GEMMs on the parameters above)
+    qkv_w: torch.Tensor | None = None      # ((H + 2 KV) hd, D): q, k, v rows stacked
+    qkv_b: torch.Tensor | None = None
+    gate_up_w: torch.Tensor | None = None  # (2 F, D)
 
     @staticmethod
     def of(layer: Qwen2DecoderLayer) -> "_Layer":
@@ -124,6 +132,50 @@ class _Layer:
             ln2=layer.post_attention_layernorm.weight, eps2=layer.post_attention_layernorm.variance_epsilon,
             gate_w=m.gate_proj.weight, up_w=m.up_proj.weight, down_w=m.down_proj.weight,
         )
+
+
+# Layers up to this width take the joined GEMMs (see the module docstring for the measurements).
+JOIN_MAX_HIDDEN = 256
+
+
+def joins(model: Qwen2ForCausalLM) -> bool:
+    """Whether the decode of `model` joins q|k|v and gate|up (small layers, where it pays)."""
+    return model.config.hidden_size <= JOIN_MAX_HIDDEN
+
+
+class JoinedWeights:
+    """The decoder's layers with q|k|v and gate|up concatenated once per weight version.
+
+    The concatenations are copies, so they go stale when a parameter changes in place. The
+    version key is every parameter's (storage pointer, autograd version counter), which
+    `load_state_dict`'s copy_, an optimiser step and a reassignment all change; `invalidate()`
+    forces a rebuild as well. (A write through `param.data` bypasses the version counter:
+    call `invalidate()` after one.)"""
+
+    def __init__(self, model: Qwen2ForCausalLM):
+        self.model = model
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        self._key: tuple | None = None
+        self._layers: list[_Layer] = []
+        # Listed once: walking the module tree every decode step costs ~5% of a step here.
+        self._params = list(self.model.model.layers.parameters())
+
+    def layers(self) -> list[_Layer]:
+        key = tuple((p.data_ptr(), p._version) for p in self._params)
+        if key != self._key:
+            self._layers = []  # the stale copies go before the new ones are made, not after
+            self._layers = [self._join(layer) for layer in self.model.model.layers]
+            self._key = key
+        return self._layers
+
+    @staticmethod
+    def _join(layer: Qwen2DecoderLayer) -> _Layer:
+        w = _Layer.of(layer)
+        qkv_b = None if w.q_b is None else torch.cat([w.q_b, w.k_b, w.v_b])
+        return replace(w, qkv_w=torch.cat([w.q_w, w.k_w, w.v_w]), qkv_b=qkv_b,
+                       gate_up_w=torch.cat([w.gate_w, w.up_w]))
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -160,12 +212,13 @@ class Qwen2Decoder:
     new token; each returns the next-token logits (B, V) from the model's output head."""
 
     def __init__(self, model: Qwen2ForCausalLM, ids: torch.Tensor, mask: torch.Tensor,
-                 max_new_tokens: int, blocks: "Blocks | None" = None):
+                 max_new_tokens: int, blocks: "Blocks | None" = None, joined: JoinedWeights | None = None):
         cfg = model.config
-        self.model, self.ids = model, ids
+        self.model, self.ids, self.joined = model, ids, joined
         # Listed once per generation: walking the module tree every decode step costs ~5% of a
         # step. The entries are the parameters themselves, so in-place updates (load_weights'
-        # copy_, in-flight weights) reach the next step.
+        # copy_, in-flight weights) reach the next step. `joined` (JoinedWeights), when given,
+        # is asked every step instead: its copies are rebuilt when a parameter has changed.
         self.layers = [_Layer.of(layer) for layer in model.model.layers]
         self.blocks = blocks if blocks is not None else EAGER
         b, p = ids.shape
@@ -221,11 +274,17 @@ class Qwen2Decoder:
         cos, sin = self.cos[:, start:end], self.sin[:, start:end]
         x = self.model.model.embed_tokens(ids)  # (B, S, D)
         blocks = self.blocks
-        for i, w in enumerate(self.layers):
-            qkv = blocks.qkv_rope(x, w.ln1, w.eps1, w.q_w, w.q_b, w.k_w, w.k_b, w.v_w, w.v_b, cos, sin,
-                                  self.heads, self.kv_heads)
+        for i, w in enumerate(self.joined.layers() if self.joined is not None else self.layers):
+            if w.qkv_w is not None:
+                qkv = blocks.qkv_rope_joined(x, w.ln1, w.eps1, w.qkv_w, w.qkv_b, cos, sin, self.heads, self.kv_heads)
+            else:
+                qkv = blocks.qkv_rope(x, w.ln1, w.eps1, w.q_w, w.q_b, w.k_w, w.k_b, w.v_w, w.v_b, cos, sin,
+                                      self.heads, self.kv_heads)
             x = x + F.linear(self._attention(qkv, i, start, end, attn_mask), w.o_w)
-            x = blocks.mlp(x, w.ln2, w.eps2, w.gate_w, w.up_w, w.down_w)
+            if w.gate_up_w is not None:
+                x = blocks.mlp_joined(x, w.ln2, w.eps2, w.gate_up_w, w.down_w)
+            else:
+                x = blocks.mlp(x, w.ln2, w.eps2, w.gate_w, w.up_w, w.down_w)
         self.filled = end
         norm = self.model.model.norm
         return self.model.get_output_embeddings()(rms_norm(x[:, -1], norm.weight, norm.variance_epsilon))
@@ -265,6 +324,20 @@ def mlp(x, ln, eps: float, gate_w, up_w, down_w):
     return x + F.linear(F.silu(F.linear(h, gate_w)) * F.linear(h, up_w), down_w)
 
 
+def qkv_rope_joined(x, ln, eps: float, qkv_w, qkv_b, cos, sin_signed, nq: int, nkv: int):
+    """qkv_rope over JoinedWeights' q|k|v copy: one GEMM, RoPE on q and k together."""
+    qkv = F.linear(rms_norm(x, ln, eps), qkv_w, qkv_b)  # (B, S, (H + 2 KV) hd)
+    hd = qkv.shape[-1] // (nq + 2 * nkv)
+    qk = apply_rope(qkv[..., :(nq + nkv) * hd].unflatten(-1, (nq + nkv, hd)), cos, sin_signed)
+    return qk[:, :, :nq], qk[:, :, nq:], qkv[..., (nq + nkv) * hd:].unflatten(-1, (nkv, hd))
+
+
+def mlp_joined(x, ln, eps: float, gate_up_w, down_w):
+    """mlp over JoinedWeights' gate|up copy: one GEMM, then split."""
+    gate, up = F.linear(rms_norm(x, ln, eps), gate_up_w).chunk(2, dim=-1)
+    return x + F.linear(F.silu(gate) * up, down_w)
+
+
 class Blocks:
     """The per-layer functions the decoder calls: as written (eager), or compiled by
     `torch.compile` (`Blocks(compiled=True)`), which fuses their elementwise ops (RMSNorm,
@@ -273,11 +346,10 @@ class Blocks:
     on workload 1 here, 13.6 s first call (benchmarks/decode_variants.py, 2026-12-04)."""
 
     def __init__(self, compiled: bool = False):
+        fns = (qkv_rope, mlp, qkv_rope_joined, mlp_joined)
         if compiled:
-            self.qkv_rope = torch.compile(qkv_rope, dynamic=True)
-            self.mlp = torch.compile(mlp, dynamic=True)
-        else:
-            self.qkv_rope, self.mlp = qkv_rope, mlp
+            fns = tuple(torch.compile(f, dynamic=True) for f in fns)
+        self.qkv_rope, self.mlp, self.qkv_rope_joined, self.mlp_joined = fns
 
 
 EAGER = Blocks()
