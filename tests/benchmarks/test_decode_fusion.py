@@ -37,5 +37,5 @@ def test_a_point_times_every_variant(monkeypatch):
     monkeypatch.setitem(decode_fusion.POINTS, "tiny", (SHAPE, 2, 2, 3))
     r = decode_fusion.run_point("tiny", reps=1)
     assert set(r["over_split"]) == {"split", "joined", "joined-fresh", "qkv-only"}
-    assert r["over_split"]["split"] == 1.0 and all(len(t) == 1 for t in r["times"].values())
+    assert all(len(t) == 1 for t in r["times"].values()) and all(x > 0 for x in r["over_split"].values())
     assert r["max_logit_diff"] < 1e-4 and r["rows"] == 4

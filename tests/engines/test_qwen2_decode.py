@@ -76,6 +76,11 @@ class _CharTok:
 def test_per_step_logits_match_the_model_forward(which, joined, request):
     model = request.getfixturevalue(which)
     assert qd.unsupported_reason(model) is None
+    # Qwen2 starts its q/k/v biases at zero: random ones, so that a swapped bias shows.
+    with torch.no_grad():
+        for layer in model.model.layers:
+            for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
+                proj.bias.normal_(0.0, 0.5, generator=torch.Generator().manual_seed(proj.bias.numel()))
     generic, fast = both_logits(model, ROWS, steps=12, joined=joined)
     assert (generic - fast).abs().max().item() <= 1e-5
     assert torch.equal(generic.argmax(-1), fast.argmax(-1))
@@ -114,17 +119,19 @@ def test_engine_rollouts_are_those_of_the_generic_path(tiny_model, tokenizer, pa
     assert torch.equal(torch.rand(4, generator=fast.generator), torch.rand(4, generator=generic.generator))
 
 
-def test_compiled_blocks_sample_the_eager_rollouts(gqa_model, tokenizer, monkeypatch):
+@pytest.mark.parametrize("which, block", [("gqa_model", "mlp_joined"), ("wide_model", "mlp")])
+def test_compiled_blocks_sample_the_eager_rollouts(which, block, tokenizer, monkeypatch, request):
     """HFEngine(compile_decode=True) runs the layer blocks through torch.compile, and samples the
-    eager engine's tokens with log-probs within fp32 rounding (fused elementwise ops)."""
+    eager engine's tokens with log-probs within fp32 rounding (fused elementwise ops): the joined
+    blocks for a model up to JOIN_MAX_HIDDEN wide, the split ones above."""
+    model = request.getfixturevalue(which)
     compiled = qd.compiled_blocks()
     assert qd.compiled_blocks() is compiled and compiled.mlp is not qd.mlp  # one compiled set per process
-    assert qd.joins(gqa_model)  # so its engine calls the joined blocks
     calls = []
-    monkeypatch.setattr(compiled, "mlp_joined", _counting(compiled.mlp_joined, calls))
+    monkeypatch.setattr(compiled, block, _counting(getattr(compiled, block), calls))
     params = SamplingParams(max_new_tokens=12, min_new_tokens=12, temperature=1.0)
-    a = HFEngine(copy.deepcopy(gqa_model), tokenizer, seed=5, compile_decode=True).generate(PROMPTS, 2, params)
-    b = HFEngine(copy.deepcopy(gqa_model), tokenizer, seed=5).generate(PROMPTS, 2, params)
+    a = HFEngine(copy.deepcopy(model), tokenizer, seed=5, compile_decode=True).generate(PROMPTS, 2, params)
+    b = HFEngine(copy.deepcopy(model), tokenizer, seed=5).generate(PROMPTS, 2, params)
     assert calls  # the compiled blocks were the ones called
     _assert_same_rollouts(a, b)
 

@@ -62,20 +62,22 @@ def test_a_shared_model_returns_in_the_trainers_mode_and_sees_each_step(tmp_path
     assert engine.policy_version == 1
 
 
-def test_a_wide_models_decode_reads_the_parameters_themselves():
+def test_a_wide_models_decode_reads_the_parameters_themselves(monkeypatch):
     """Above JOIN_MAX_HIDDEN no weight copy sits beside the model (joined q|k|v and gate|up copies
-    cost two thirds of every layer, 261 MiB at 104M parameters): every tensor the decoder uses
-    per layer is a parameter's own storage, and the engine holds no joined weights."""
+    cost two thirds of every layer, 261 MiB at 104M parameters): the engine's own decoder gets
+    no joined weights, and every tensor it uses per layer is a parameter's own storage."""
     from rlvr.engines import qwen2_decode
     from rlvr.models import build_char_tokenizer, tiny_qwen2
 
+    decoders, init = [], qwen2_decode.Qwen2Decoder.__init__
+    monkeypatch.setattr(qwen2_decode.Qwen2Decoder, "__init__",
+                        lambda self, *a, **k: decoders.append(self) or init(self, *a, **k))
     model = tiny_qwen2(hidden_size=qwen2_decode.JOIN_MAX_HIDDEN + 64, intermediate_size=640, num_layers=2,
                        num_heads=4, num_kv_heads=2)
     engine = HFEngine(model, build_char_tokenizer(128))
     engine.generate(["12+7="], 2, SamplingParams(max_new_tokens=3))
-    assert engine._joined is None
-    ids, mask = torch.tensor([[1, 2, 3]]), torch.ones(1, 3, dtype=torch.long)
-    decoder = qwen2_decode.Qwen2Decoder(model.eval(), ids, mask, 2)
+    [decoder] = decoders
+    assert engine._joined is None and decoder.joined is None
     own = {p.data_ptr() for p in model.parameters()}
     used = [t for w in decoder.layers for t in vars(w).values() if isinstance(t, torch.Tensor)]
     assert len(used) == len(list(model.model.layers.parameters()))

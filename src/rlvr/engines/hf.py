@@ -285,6 +285,7 @@ class HFEngine(HeldStateEngine):
 
     def _joined_weights(self) -> "qwen2_decode.JoinedWeights | None":
         if not qwen2_decode.joins(self.model):
+            self._joined = None  # a swapped-in wide model: the old model's copies go
             return None
         if self._joined is None or self._joined.model is not self.model:
             self._joined = qwen2_decode.JoinedWeights(self.model)

@@ -14,7 +14,8 @@ dispatch. This path computes the same function with:
   (benchmarks/README.md, "Issue 30 round (2026-12-07, fourth)"): at hidden 256 the engine's
   tokens/s over its generic path's were 1.03-1.20x (median 1.15, 7 runs) joined against
   1.03-1.12x (median 1.08, 4 runs) split (`engine_throughput.py`); at 512 the joined GEMMs were
-  no faster and at 768 1.14-1.18x slower (`decode_fusion.py`), while the copies are two thirds
+  no faster and at 768 1.18x slower (1.14x with the copies made per generation;
+  `decode_fusion.py`), while the copies are two thirds
   of every layer (261 MiB at 104M parameters);
 - grouped-query attention for a single new token done by folding each KV head's group of
   query heads into SDPA's query-length axis (no repeat of K/V).
@@ -148,9 +149,10 @@ class JoinedWeights:
 
     The concatenations are copies, so they go stale when a parameter changes in place. The
     version key is every parameter's (storage pointer, autograd version counter), which
-    `load_state_dict`'s copy_, an optimiser step and a reassignment all change; `invalidate()`
-    forces a rebuild as well. (A write through `param.data` bypasses the version counter:
-    call `invalidate()` after one.)"""
+    `load_state_dict`'s copy_ and an optimiser step change; `invalidate()` forces a rebuild
+    as well. Call it after a write through `param.data` (which bypasses the version counter)
+    and after parameter objects are replaced (`load_state_dict(assign=True)`): the parameters
+    are listed once, at construction and at each `invalidate()`."""
 
     def __init__(self, model: Qwen2ForCausalLM):
         self.model = model

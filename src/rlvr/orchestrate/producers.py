@@ -72,9 +72,6 @@ class SyncProducer(Producer):
     def next(self, step: int) -> Produced:
         produced = self.source.draw(step)
         produced.wait_s = produced.generate_s + produced.score_s  # the step is generation + training
-        # Training comes next: the weights change, and it needs the memory. (An engine written
-        # to the contract alone, not subclassing Engine, may lack the hook.)
-        getattr(self.engine, "release", lambda: None)()
         return produced
 
     def publish(self, weights: dict, version: int) -> None:
