@@ -32,7 +32,6 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -66,16 +65,12 @@ class JoinedBlocks:
 
     def qkv_rope(self, x, ln, eps, q_w, q_b, k_w, k_b, v_w, v_b, cos, sin_signed, nq, nkv):
         w, b = self.qkv[q_w.data_ptr()]
-        qkv = F.linear(qd.rms_norm(x, ln, eps), w, b)
-        hd = qkv.shape[-1] // (nq + 2 * nkv)
-        qk = qd.apply_rope(qkv[..., :(nq + nkv) * hd].unflatten(-1, (nq + nkv, hd)), cos, sin_signed)
-        return qk[:, :, :nq], qk[:, :, nq:], qkv[..., (nq + nkv) * hd:].unflatten(-1, (nkv, hd))
+        return qd.qkv_rope_joined(x, ln, eps, w, b, cos, sin_signed, nq, nkv)
 
     def mlp(self, x, ln, eps, gate_w, up_w, down_w):
         if not self.join_mlp:
             return qd.mlp(x, ln, eps, gate_w, up_w, down_w)
-        gate, up = F.linear(qd.rms_norm(x, ln, eps), self.gate_up[gate_w.data_ptr()]).chunk(2, dim=-1)
-        return x + F.linear(F.silu(gate) * up, down_w)
+        return qd.mlp_joined(x, ln, eps, self.gate_up[gate_w.data_ptr()], down_w)
 
 
 @torch.inference_mode()

@@ -221,7 +221,7 @@ class Qwen2Decoder:
         # step. The entries are the parameters themselves, so in-place updates (load_weights'
         # copy_, in-flight weights) reach the next step. `joined` (JoinedWeights), when given,
         # is asked every step instead: its copies are rebuilt when a parameter has changed.
-        self.layers = [_Layer.of(layer) for layer in model.model.layers]
+        self.layers = [_Layer.of(layer) for layer in model.model.layers] if joined is None else None
         self.blocks = blocks if blocks is not None else EAGER
         b, p = ids.shape
         self.heads, self.kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
