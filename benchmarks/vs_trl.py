@@ -1,7 +1,8 @@
 """rlvr against TRL's `GRPOTrainer` on the same GRPO work, alternating runs in one command.
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/vs_trl.py [--only w1,demo,g1..g8] [--rounds 2]
-        [--steps N] [--quick] [--dry-run] [--no-async] [--gradient-checkpointing] [--out FILE.json]
+        [--steps N] [--quick] [--dry-run] [--no-async] [--gradient-checkpointing] [--rollout-workers N]
+        [--out FILE.json]
 
 Every run is its own process (`benchmarks/vs_trl_sides.py`), so peak RSS is per run, and the
 runs alternate: rlvr, TRL(, rlvr async), rlvr, TRL, ... per workload, so that the shared
@@ -84,7 +85,7 @@ DIFFERENCES = [
 ]
 
 
-def specs(name: str, root: Path, steps: int | None, checkpointing: bool = False) -> dict:
+def specs(name: str, root: Path, steps: int | None, checkpointing: bool = False, rollout_workers: int = 1) -> dict:
     """The settings both sides share for workload `name`; builds its model and prompt files."""
     if name == "w1":
         from step_throughput import MODEL, check_setup, make_prompts
@@ -109,7 +110,8 @@ def specs(name: str, root: Path, steps: int | None, checkpointing: bool = False)
         from step_throughput import make_prompts
         out["model_dir"] = save_model(root / name, {**model, "vocab_size": vocab, "seed": 20240601}, vocab)
         out["prompts_path"] = write_rows(root / name, make_prompts())
-    out.update(name=name, threads=THREADS, max_staleness=0, mode="sync", gradient_checkpointing=checkpointing)
+    out.update(name=name, threads=THREADS, max_staleness=0, mode="sync", gradient_checkpointing=checkpointing,
+               rollout_workers=rollout_workers)
     if steps is not None:
         out["steps"] = steps
     return out
@@ -233,6 +235,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--gradient-checkpointing", action="store_true",
                     help="both sides recompute activations in the backward (default: neither does); rlvr then "
                          "samples with a copy of the weights (engine_choice), which adds to its peak RSS")
+    ap.add_argument("--rollout-workers", type=int, default=1,
+                    help="rlvr samples in this many local processes over shared weights (orchestrate.rollout_workers, "
+                         "rlvr.engines.local_pool); their peak RSS is added to rlvr's")
     args = ap.parse_args()
     if args.quick:
         args.only, args.rounds, args.steps = "g1,g2", 1, 3
@@ -255,7 +260,7 @@ def main() -> None:
         print(f"  - {d}")
     with tempfile.TemporaryDirectory(prefix="vs_trl-") as tmp:
         root = Path(tmp)
-        all_specs = {n: specs(n, root, args.steps, args.gradient_checkpointing) for n in args.names}
+        all_specs = {n: specs(n, root, args.steps, args.gradient_checkpointing, args.rollout_workers) for n in args.names}
         summaries, records, failed = [], [], []
         for name, spec in all_specs.items():
             runs = plan(spec, args.rounds, not args.no_async)

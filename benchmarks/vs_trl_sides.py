@@ -54,6 +54,39 @@ def peak_rss_mib() -> float:
     return rss_mib("VmHWM")
 
 
+class ChildrenPss:
+    """The largest total PSS (proportional set size) of this process's children (rlvr's local
+    rollout workers) seen by a thread sampling every `period_s`: what they hold that this
+    process's own VmHWM does not, plus their share of the pages both map (so the sum with the
+    VmHWM bounds the tree from above). No children: 0."""
+
+    def __init__(self, period_s: float = 0.1):
+        import threading
+
+        self.peak_mib, self._stop = 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(period_s,), daemon=True)
+        self._thread.start()
+
+    def _run(self, period_s: float) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.wait(period_s):
+            total = 0
+            for child in me.children(recursive=True):
+                try:
+                    with open(f"/proc/{child.pid}/smaps_rollup") as f:
+                        total += next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+                except (OSError, StopIteration):
+                    continue  # gone between the listing and the read
+            self.peak_mib = max(self.peak_mib, total / 1024)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_mib
+
+
 def _toml(value) -> str:
     return json.dumps(value) if isinstance(value, (str, list)) else str(value).lower() \
         if isinstance(value, bool) else repr(value)
@@ -91,7 +124,8 @@ def run_rlvr(spec: dict) -> dict:
                   "log.progress=none", "log.samples_per_step=0", "checkpoint.every_minutes=0",
                   "train.time_limit_s=1000000", f"orchestrate.mode={spec['mode']}",
                   f"orchestrate.max_staleness={spec['max_staleness']}",
-                  f"train.gradient_checkpointing={str(spec.get('gradient_checkpointing', False)).lower()}"]
+                  f"train.gradient_checkpointing={str(spec.get('gradient_checkpointing', False)).lower()}",
+                  f"orchestrate.rollout_workers={spec.get('rollout_workers', 1)}"]
         if spec.get("recipe"):  # the demo: the recipe itself, with the benchmark's overrides
             config = load_config(spec["recipe"], common)
         else:
@@ -99,13 +133,15 @@ def run_rlvr(spec: dict) -> dict:
             path.write_text(rlvr_config_text(spec, tmp))
             config = load_config(path, common)
         ends: list[float] = []  # each step's end, once its metrics line is written and shown
+        workers = ChildrenPss()
         rows = train(config, on_step=lambda step, metrics: ends.append(time.perf_counter())).folder.read_metrics()
+        workers_pss = workers.stop()
     cycles = [b - a for a, b in zip(ends, ends[1:])]  # steps 2..N, each from the previous one's end
     later = rows[1:]
     med = lambda key: statistics.median(r[key] for r in later)  # noqa: E731
     train_s = [r["time/train_forward_s"] + r["time/backward_s"] + r["time/optimizer_s"] for r in later]
     return {"step_s": cycles, "generation_s": med("time/generate_s"), "scoring_s": med("time/score_s"),
-            "training_s": statistics.median(train_s),
+            "training_s": statistics.median(train_s), "workers_peak_pss_mib": workers_pss,
             "completion_tokens": [r["response/length_mean"] * spec["group"] * spec["prompts_per_step"]
                                   for r in rows]}
 
@@ -217,7 +253,8 @@ def main() -> None:
     result.update({
         "side": spec["side"], "mode": spec["mode"], "wall_s": time.perf_counter() - t0,
         "load_before": load_before, "load_after": os.getloadavg(), "rss_after_import_mib": rss_import,
-        "peak_rss_mib": peak_rss_mib(),
+        # With local rollout workers, their peak PSS is added: a bound from above on the tree.
+        "peak_rss_own_mib": peak_rss_mib(), "peak_rss_mib": peak_rss_mib() + result.get("workers_peak_pss_mib", 0.0),
         "s_per_step": statistics.median(result["step_s"])})
     Path(sys.argv[2]).write_text(json.dumps(result, indent=1) + "\n")
 

@@ -184,7 +184,7 @@ ORCHESTRATE_MODE = Registry("orchestrate.mode", {
     "async": "rollouts produced ahead by up to orchestrate.max_staleness policy versions",
 })
 ORCHESTRATE_BACKEND = Registry("orchestrate.backend", {
-    "local": "generation in this process",
+    "local": "generation in this process, or in orchestrate.rollout_workers local processes sharing its weights (CPU)",
     "ray": "generation on orchestrate.rollout_workers Ray actors",
 })
 

@@ -73,7 +73,11 @@ CASES = {
     "overlong_above_budget": (["sampling.overlong_cache=16"], "sampling.overlong_cache is above sampling.max_new_tokens"),
     "min_above_max_tokens": (["sampling.min_new_tokens=9"], "sampling.min_new_tokens is above"),
     "staleness_in_sync": (["orchestrate.max_staleness=1"], "orchestrate.max_staleness > 0 needs orchestrate.mode"),
-    "workers_without_ray": (["orchestrate.rollout_workers=2"], "orchestrate.rollout_workers > 1 needs"),
+    "local_workers_vllm": (["orchestrate.rollout_workers=2", "model.engine=vllm"], "shared weights) needs model.engine = 'hf'"),
+    "local_workers_cuda": (["orchestrate.rollout_workers=2", "model.device=cuda"], "samples on the CPU"),
+    "local_workers_inflight": (["orchestrate.rollout_workers=2", "orchestrate.mode=async", "orchestrate.max_staleness=1",
+                                "orchestrate.inflight_updates=true"], "cannot take weights mid-generation"),
+    "local_workers_lora": (["orchestrate.rollout_workers=2", "model.lora_rank=4"], "not built for LoRA"),
     "inflight_at_unread": (["orchestrate.inflight_at=0.25", 'orchestrate.mode="async"', "orchestrate.exact=true"],
                            "orchestrate.inflight_at is only read by an exact async run with in-flight updates"),
     "inflight_in_sync": (["orchestrate.inflight_updates=true"], "orchestrate.inflight_updates needs orchestrate.mode"),
@@ -147,7 +151,7 @@ def test_neighbours_of_the_refused_cases_load():
                       ['algo.surrogate="vespo"', "algo.vespo.k_pos=2", "algo.vespo.lambda_pos=3", "algo.vespo.k_neg=3",
                        "algo.vespo.lambda_neg=2"],
                       ['algo.sampling_mask="replay"', "sampling.top_k=5"],
-                      ["train.fsdp=true"], [*GYM, 'task.gym_tasks=["basic_arithmetic"]'],
+                      ["train.fsdp=true"], ["orchestrate.rollout_workers=2"], [*GYM, 'task.gym_tasks=["basic_arithmetic"]'],
                       [*GYM, 'task.gym_tasks=["spell_backward"]', 'reward.verifier="exact"']):
         load_config(None, overrides)
 

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from rlvr.engines import Engine, HFEngine, SamplingParams
+from rlvr.engines.local_pool import LocalPoolEngine
 from rlvr.engines.ray_engine import RayEngine
 from rlvr.engines.vllm_engine import VLLMEngine, vllm_unavailable_reason
 from rlvr.train.batching import collate
@@ -22,7 +23,7 @@ from rlvr.train.logprobs import batch_logprobs
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "models" / "tiny-arith"
-ENGINE_CLASSES = [HFEngine, VLLMEngine, RayEngine]  # importing them needs neither vllm nor ray
+ENGINE_CLASSES = [HFEngine, LocalPoolEngine, VLLMEngine, RayEngine]  # importing them needs neither vllm nor ray
 
 
 def _vllm_engine(shared: VLLMEngine, model, tok):
@@ -65,6 +66,8 @@ def _stop_ray():
 
 ENGINES = {
     "hf": pytest.param(lambda model, tok: HFEngine(model, tok, seed=0), id="hf"),
+    # two worker processes over shared memory, one thread each; each start is a fresh interpreter (~5 s)
+    "local-pool": pytest.param(lambda model, tok: LocalPoolEngine(model, tok, workers=2, seed=0), id="local-pool"),
     "hf-cuda": pytest.param(lambda model, tok: HFEngine(model.cuda(), tok, seed=0), id="hf-cuda",
                             marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
                                                                        reason="needs a CUDA GPU")]),
@@ -79,8 +82,12 @@ ENGINES = {
 @pytest.fixture(params=list(ENGINES.values()))
 def engine(request, tiny_model, tokenizer):
     if request.param is _vllm_engine:
-        return _vllm_engine(request.getfixturevalue("vllm_arith"), tiny_model, tokenizer)
-    return request.param(copy.deepcopy(tiny_model), tokenizer)
+        yield _vllm_engine(request.getfixturevalue("vllm_arith"), tiny_model, tokenizer)
+        return
+    engine = request.param(copy.deepcopy(tiny_model), tokenizer)
+    yield engine
+    if isinstance(engine, LocalPoolEngine):
+        engine.close()  # its worker processes, now rather than when the garbage collector finds it
 
 
 def test_shape_of_the_result(engine, tokenizer):

@@ -104,6 +104,19 @@ def advantage_incoherences(c: Config) -> Iterator[str]:
         yield "algo.advantage = 'gae' takes its baseline from the critic: set algo.baseline and algo.scale to 'none'"
 
 
+def local_pool_incoherences(c: Config) -> Iterator[str]:
+    """What `orchestrate.rollout_workers > 1` on the local backend (rlvr.engines.local_pool) is not built for."""
+    why = "orchestrate.rollout_workers > 1 with orchestrate.backend = 'local' (local processes over shared weights)"
+    if c.model.engine != "hf":
+        yield f"{why} needs model.engine = 'hf'"
+    if c.model.device != "cpu":
+        yield f"{why} samples on the CPU: set model.device = 'cpu', or use one process on a GPU"
+    if c.orchestrate.inflight_updates:
+        yield f"{why} cannot take weights mid-generation: orchestrate.inflight_updates is not built for it"
+    if c.model.lora_rank:
+        yield f"{why} is not built for LoRA policies (model.lora_rank > 0)"
+
+
 def run_incoherences(c: Config) -> Iterator[str]:
     s, o = c.sampling, c.orchestrate
     if s.overlong_cache is not None and s.overlong_cache > s.max_new_tokens:
@@ -113,7 +126,7 @@ def run_incoherences(c: Config) -> Iterator[str]:
     if o.mode != "async" and o.max_staleness > 0:
         yield "orchestrate.max_staleness > 0 needs orchestrate.mode = 'async'"
     if o.backend == "local" and o.rollout_workers > 1:
-        yield "orchestrate.rollout_workers > 1 needs orchestrate.backend = 'ray'"
+        yield from local_pool_incoherences(c)
     if o.inflight_updates and o.mode != "async":
         yield "orchestrate.inflight_updates needs orchestrate.mode = 'async'"
     if o.inflight_updates and o.backend != "local":

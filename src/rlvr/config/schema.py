@@ -169,7 +169,9 @@ class OrchestrateSection(Section):
     max_staleness: int = Field(0, ge=0, le=1000)  # async: policy versions a batch may lag the trainer
     backend: names.ORCHESTRATE_BACKEND.literal() = "local"
     ray_address: str = "auto"  # a running cluster (`ray start --head`)
-    rollout_workers: int = Field(1, ge=1, le=1024)  # ray: rollout actors
+    # ray: rollout actors; local: processes that sample side by side over the model's weights in
+    # shared memory, each with this process's threads shared out (CPU; rlvr.engines.local_pool)
+    rollout_workers: int = Field(1, ge=1, le=1024)
     # PipelineRL: new weights reach the engine between decode steps of a running generation;
     # each token records the policy version that produced it.
     inflight_updates: bool = False

@@ -129,3 +129,13 @@ def check_rows(rows: list[list[int]]) -> None:
     for i, row in enumerate(rows):
         if len(row) == 0:
             raise ValueError(f"row {i} of generate_ids has no token ids: a prompt needs at least one")
+
+
+def split_rows(rows: list[list[int]], workers: int, generator: torch.Generator) -> tuple[list[list[list[int]]], list[int]]:
+    """One contiguous chunk of rows per worker (fewer when there are fewer rows) and one
+    sampling seed per chunk drawn from `generator`: a chunk's rollouts then depend on its rows
+    and seed only, not on which worker ran it (the Ray and local-pool engines)."""
+    size = -(-len(rows) // workers)
+    chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
+    seeds = torch.randint(0, 2**62, (len(chunks),), generator=generator).tolist()
+    return chunks, seeds

@@ -31,7 +31,7 @@ import time
 import torch
 
 from rlvr import heartbeat
-from rlvr.engines.base import HeldStateEngine, SamplingParams, check_rows
+from rlvr.engines.base import HeldStateEngine, SamplingParams, check_rows, split_rows
 from rlvr.engines.stop_tokens import folder_stop_ids
 from rlvr.errors import RlvrError
 from rlvr.types import Rollout
@@ -123,9 +123,7 @@ class RayEngine(HeldStateEngine):
         check_rows(rows)
         if not rows:
             return []
-        size = -(-len(rows) // len(self.workers))
-        chunks = [rows[i:i + size] for i in range(0, len(rows), size)]
-        seeds = torch.randint(0, 2**62, (len(chunks),), generator=self._generator).tolist()
+        chunks, seeds = split_rows(rows, len(self.workers), self._generator)
         flat: list[Rollout] = []
         for rollouts in self._run_chunks(chunks, seeds, params):
             flat.extend(rollouts)

@@ -1,5 +1,6 @@
 """Which rollout engine a run gets: `model.engine` (rlvr/names.py ENGINE) picks a builder, and
-the in-process engine's builder picks by `orchestrate.backend` (local, or Ray actors). Training
+the in-process engine's builder picks by `orchestrate.backend` (local, or Ray actors) and, on
+the local backend, `orchestrate.rollout_workers` (one process, or local worker processes). Training
 builds from `ENGINE_BUILDERS`, `rlvr eval` and `rlvr serve` from `SERVING_ENGINES`.
 
 The combinations no builder honours (vLLM on Ray, LoRA ranks or targets vLLM does not take, vLLM's truncated top-p
@@ -39,8 +40,12 @@ def _vllm(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -
 
 
 def _hf_local(config: Config, model: PreTrainedModel, tokenizer, model_path: Path) -> Engine:
-    return HFEngine(engine_copy(model) if needs_copy(config) else engine_view(model), tokenizer,
-                    seed=config.run.seed)
+    sampled = engine_copy(model) if needs_copy(config) else engine_view(model)
+    if config.orchestrate.rollout_workers > 1:  # local processes over the same (shared) weights
+        from rlvr.engines.local_pool import LocalPoolEngine
+
+        return LocalPoolEngine(sampled, tokenizer, workers=config.orchestrate.rollout_workers, seed=config.run.seed)
+    return HFEngine(sampled, tokenizer, seed=config.run.seed)
 
 
 def needs_copy(config: Config) -> bool:
