@@ -1,6 +1,6 @@
 """rlvr's in-process engine (fast Qwen2 path and generic path) against plain `model.generate`.
 
-    OMP_WAIT_POLICY=PASSIVE python benchmarks/engine_throughput.py [--reps 5] [--out FILE]
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/engine_throughput.py [--reps 5] [--workers N] [--out FILE]
 
 The model is WORKLOAD.md's (3.97M-parameter Qwen2, random init, character tokenizer, fp32) and
 the work is one rollout batch of the workload: 8 prompts x 8 samples, 64 new tokens each,
@@ -18,7 +18,11 @@ they generate exactly the same number of tokens:
     max_new_tokens=64, num_return_sequences=8)` with `output_scores=True`, so that it too
     keeps what log-probs need (without it, it does less work than the engine).
 
-The four run interleaved, `--reps` times each after one warm-up, and the report gives ratios
+  - with `--workers N`, `LocalPoolEngine` (`orchestrate.rollout_workers = N`: N local processes
+    over the same weights in shared memory, each with a share of the threads and a chunk of
+    the rows), "pool".
+
+The four (five) run interleaved, `--reps` times each after one warm-up, and the report gives ratios
 of the medians (fast / HF path, fast / `generate`, HF path / `generate`, fast / fast unshared,
 as tokens/s over tokens/s) and the 1-minute load average before and after, measured in the
 same run on the same machine: absolute times on a shared machine are noise.
@@ -116,6 +120,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", type=Path, help="write the results as JSON here")
+    ap.add_argument("--workers", type=int, default=0, help="also time LocalPoolEngine with this many worker processes")
     ap.add_argument("--grid", action="store_true", help="HFEngine vs vLLM vs model.generate on the 4M / 30M models")
     ap.add_argument("--vllm-python", default=".venv-vllm/bin/python")
     ap.add_argument("--models", default="4M,30M")
@@ -139,6 +144,11 @@ def main() -> None:
              "fast_unshared": lambda: time_engine(unshared, prompts, kept["fast_unshared"]),
              "hf_path": lambda: time_engine(slow, prompts),
              "generate": lambda: time_generate(model, tokenizer, prompts)}
+    if args.workers:
+        from rlvr.engines.local_pool import LocalPoolEngine
+
+        pool = LocalPoolEngine(model, tokenizer, workers=args.workers, seed=0)
+        sides["pool"] = lambda: time_engine(pool, prompts)
     load_before = os.getloadavg()[0]
     for run in sides.values():  # warm-up
         run()
@@ -160,6 +170,8 @@ def main() -> None:
               "fast_unshared_over_generate": med["generate"] / med["fast_unshared"],
               "fast_over_generate": med["generate"] / med["fast"],
               "hf_path_over_generate": med["generate"] / med["hf_path"],
+              **({"workers": args.workers, "pool_over_generate": med["generate"] / med["pool"],
+                  "pool_over_fast": med["fast"] / med["pool"]} if args.workers else {}),
               **shared_vs_unshared(kept["fast"], kept["fast_unshared"]),
               "load_before_after": [load_before, os.getloadavg()[0]],
               **{f"{name}_s": s for name, s in seconds.items()}}
@@ -173,6 +185,9 @@ def main() -> None:
           f"{result['share_prefill_tokens_identical']}, max |logp diff| "
           f"{result['share_prefill_max_abs_logprob_diff']:.3g}; load (1 min) {load_before:.1f} -> "
           f"{result['load_before_after'][1]:.1f}")
+    if args.workers:
+        print(f"LocalPoolEngine, {args.workers} workers: {result['pool_tokens_per_s']:.0f} tok/s; pool / generate = "
+              f"{result['pool_over_generate']:.2f}x, pool / fast = {result['pool_over_fast']:.2f}x")
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
 
