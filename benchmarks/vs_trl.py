@@ -2,7 +2,7 @@
 
     OMP_WAIT_POLICY=PASSIVE python benchmarks/vs_trl.py [--only w1,demo,g1..g8] [--rounds 2]
         [--steps N] [--quick] [--dry-run] [--no-async] [--gradient-checkpointing] [--rollout-workers N]
-        [--out FILE.json]
+        [--pss] [--out FILE.json]
 
 Every run is its own process (`benchmarks/vs_trl_sides.py`), so peak RSS is per run, and the
 runs alternate: rlvr, TRL(, rlvr async), rlvr, TRL, ... per workload, so that the shared
@@ -85,7 +85,8 @@ DIFFERENCES = [
 ]
 
 
-def specs(name: str, root: Path, steps: int | None, checkpointing: bool = False, rollout_workers: int = 1) -> dict:
+def specs(name: str, root: Path, steps: int | None, checkpointing: bool = False, rollout_workers: int = 1,
+          pss: bool = False) -> dict:
     """The settings both sides share for workload `name`; builds its model and prompt files."""
     if name == "w1":
         from step_throughput import MODEL, check_setup, make_prompts
@@ -111,7 +112,7 @@ def specs(name: str, root: Path, steps: int | None, checkpointing: bool = False,
         out["model_dir"] = save_model(root / name, {**model, "vocab_size": vocab, "seed": 20240601}, vocab)
         out["prompts_path"] = write_rows(root / name, make_prompts())
     out.update(name=name, threads=THREADS, max_staleness=0, mode="sync", gradient_checkpointing=checkpointing,
-               rollout_workers=rollout_workers)
+               rollout_workers=rollout_workers, pss=pss)
     if steps is not None:
         out["steps"] = steps
     return out
@@ -182,6 +183,8 @@ def summarize(name: str, spec: dict, results: list[dict]) -> dict:
     out = {"workload": name, "rounds": len(trl), "s_per_step_ratio": ratio,
            "s_per_step_ratio_median": statistics.median(ratio),
            "rss_ratio": med(sync, "peak_rss_mib") / med(trl, "peak_rss_mib"),
+           "pss_ratio": (med(sync, "peak_tree_pss_mib") / med(trl, "peak_tree_pss_mib")
+                         if sync[0].get("peak_tree_pss_mib") is not None else None),
            "rlvr": _side(sync), "trl": _side(trl),
            "loads": [(r["side"], r["mode"], r["load_before"][0], r["load_after"][0]) for r in results]}
     if asy:
@@ -194,6 +197,8 @@ def _side(rs: list[dict]) -> dict:
     med = lambda k: statistics.median(r[k] for r in rs)  # noqa: E731
     out = {k: med(k) for k in ("s_per_step", "generation_s", "scoring_s", "training_s", "peak_rss_mib",
                                "rss_after_import_mib")}
+    pss = [r["peak_tree_pss_mib"] for r in rs if r.get("peak_tree_pss_mib") is not None]
+    out["peak_tree_pss_mib"] = statistics.median(pss) if pss else None
     out["completion_tokens"] = statistics.median(t for r in rs for t in r["completion_tokens"])
     return out
 
@@ -201,19 +206,22 @@ def _side(rs: list[dict]) -> dict:
 def print_table(summaries: list[dict], specs_by_name: dict) -> None:
     print("\n| workload | settings | rlvr / TRL s/step (per round) | rlvr s/step | TRL s/step | "
           "rlvr gen / score / train s | TRL gen / score / train s | completion tokens/step rlvr / TRL | peak RSS rlvr / TRL MiB (ratio) | "
+          "peak tree PSS rlvr / TRL MiB (ratio) | "
           "async / sync | load 1-min, before -> after each run |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for s in summaries:
         sp, r, t = specs_by_name[s["workload"]], s["rlvr"], s["trl"]
         loads = ", ".join(f"{side}{'-async' if mode == 'async' else ''} {a:.1f}->{b:.1f}"
                           for side, mode, a, b in s["loads"])
         split = lambda d: f"{d['generation_s']:.2f} / {d['scoring_s']:.3f} / {d['training_s']:.2f}"  # noqa: E731
         asy = ", ".join(f"{x:.2f}" for x in s.get("async_over_sync", [])) or "-"
+        pss = (f"{r['peak_tree_pss_mib']:.0f} / {t['peak_tree_pss_mib']:.0f} ({s['pss_ratio']:.2f})"
+               if s.get("pss_ratio") is not None else "-")
         print(f"| {s['workload']} | {describe(sp)} | **{s['s_per_step_ratio_median']:.2f}** "
               f"({', '.join(f'{x:.2f}' for x in s['s_per_step_ratio'])}) | {r['s_per_step']:.3f} | "
               f"{t['s_per_step']:.3f} | {split(r)} | {split(t)} | "
               f"{r['completion_tokens']:.0f} / {t['completion_tokens']:.0f} | {r['peak_rss_mib']:.0f} / {t['peak_rss_mib']:.0f} "
-              f"({s['rss_ratio']:.2f}) | {asy} | {loads} |")
+              f"({s['rss_ratio']:.2f}) | {pss} | {asy} | {loads} |")
 
 
 def describe(sp: dict) -> str:
@@ -235,9 +243,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--gradient-checkpointing", action="store_true",
                     help="both sides recompute activations in the backward (default: neither does); rlvr then "
                          "samples with a copy of the weights (engine_choice), which adds to its peak RSS")
+    ap.add_argument("--pss", action="store_true",
+                    help="sample each run's process-tree PSS at 10 Hz (a column of its own); the sampling costs "
+                         "CPU time, so s/step from such runs is not comparable to runs without it")
     ap.add_argument("--rollout-workers", type=int, default=1,
                     help="rlvr samples in this many local processes over shared weights (orchestrate.rollout_workers, "
-                         "rlvr.engines.local_pool); their peak RSS is added to rlvr's")
+                         "rlvr.engines.local_pool); their peak (VmHWM, or PSS with --pss) is added to rlvr's")
     args = ap.parse_args()
     if args.quick:
         args.only, args.rounds, args.steps = "g1,g2", 1, 3
@@ -260,7 +271,8 @@ def main() -> None:
         print(f"  - {d}")
     with tempfile.TemporaryDirectory(prefix="vs_trl-") as tmp:
         root = Path(tmp)
-        all_specs = {n: specs(n, root, args.steps, args.gradient_checkpointing, args.rollout_workers) for n in args.names}
+        all_specs = {n: specs(n, root, args.steps, args.gradient_checkpointing, args.rollout_workers, args.pss)
+                     for n in args.names}
         summaries, records, failed = [], [], []
         for name, spec in all_specs.items():
             runs = plan(spec, args.rounds, not args.no_async)

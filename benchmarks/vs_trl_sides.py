@@ -54,37 +54,58 @@ def peak_rss_mib() -> float:
     return rss_mib("VmHWM")
 
 
-class ChildrenPss:
-    """The largest total PSS (proportional set size) of this process's children (rlvr's local
-    rollout workers) seen by a thread sampling every `period_s`: what they hold that this
-    process's own VmHWM does not, plus their share of the pages both map (so the sum with the
-    VmHWM bounds the tree from above). No children: 0."""
+class PssPeaks:
+    """A thread that samples every `period_s` the PSS (proportional set size) of this process
+    and of its children (rlvr's local rollout workers), and keeps the largest children's total
+    and the largest whole-tree total. PSS splits each shared page among the processes mapping
+    it, so the tree's sum counts the shared weights and copy-on-write pages once; a sample can
+    miss a peak shorter than the period (VmHWM cannot, but counts shared pages in full)."""
 
     def __init__(self, period_s: float = 0.1):
         import threading
 
-        self.peak_mib, self._stop = 0.0, threading.Event()
+        self.children_mib = self.tree_mib = 0.0
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(period_s,), daemon=True)
         self._thread.start()
+
+    @staticmethod
+    def _pss_kib(pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                return next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+        except (OSError, StopIteration):
+            return 0  # gone between the listing and the read
 
     def _run(self, period_s: float) -> None:
         import psutil
 
         me = psutil.Process()
         while not self._stop.wait(period_s):
-            total = 0
-            for child in me.children(recursive=True):
-                try:
-                    with open(f"/proc/{child.pid}/smaps_rollup") as f:
-                        total += next(int(line.split()[1]) for line in f if line.startswith("Pss:"))
-                except (OSError, StopIteration):
-                    continue  # gone between the listing and the read
-            self.peak_mib = max(self.peak_mib, total / 1024)
+            children = sum(self._pss_kib(c.pid) for c in me.children(recursive=True)) / 1024
+            self.children_mib = max(self.children_mib, children)
+            self.tree_mib = max(self.tree_mib, children + self._pss_kib(me.pid) / 1024)
 
-    def stop(self) -> float:
+    def stop(self) -> "PssPeaks":
         self._stop.set()
         self._thread.join()
-        return self.peak_mib
+        return self
+
+
+def children_hwm_mib(into: dict) -> None:
+    """Each child process's VmHWM (MiB) into `into` by pid (O(1) per child: a status read)."""
+    import psutil
+
+    for child in psutil.Process().children(recursive=True):
+        try:
+            with open(f"/proc/{child.pid}/status") as f:
+                into[child.pid] = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+        except (OSError, StopIteration):
+            continue  # gone between the listing and the read
+
+
+def workers_mib(result: dict, pss: "PssPeaks | None") -> float:
+    return pss.children_mib if pss is not None else sum(result.get("workers_hwm_mib", {}).values())
 
 
 def _toml(value) -> str:
@@ -109,7 +130,8 @@ def rlvr_config_text(spec: dict, out_dir: str) -> str:
                   "max_grad_norm": 1.0, "weight_decay": 0.0, "time_limit_s": 1e6},
         "eval": {"size": 0}, "log": {"samples_per_step": 0, "progress": "none"},
         "checkpoint": {"every_minutes": 0.0},
-        "orchestrate": {"mode": spec["mode"], "max_staleness": spec["max_staleness"]},
+        "orchestrate": {"mode": spec["mode"], "max_staleness": spec["max_staleness"],
+                        "rollout_workers": spec.get("rollout_workers", 1)},
     }
     return "\n".join(f"[{name}]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in body.items())
                      for name, body in sections.items())
@@ -133,15 +155,19 @@ def run_rlvr(spec: dict) -> dict:
             path.write_text(rlvr_config_text(spec, tmp))
             config = load_config(path, common)
         ends: list[float] = []  # each step's end, once its metrics line is written and shown
-        workers = ChildrenPss()
-        rows = train(config, on_step=lambda step, metrics: ends.append(time.perf_counter())).folder.read_metrics()
-        workers_pss = workers.stop()
+        workers: dict[int, float] = {}  # local rollout workers' VmHWM by pid, read after each step
+
+        def on_step(step, metrics):
+            ends.append(time.perf_counter())
+            children_hwm_mib(workers)
+
+        rows = train(config, on_step=on_step).folder.read_metrics()
     cycles = [b - a for a, b in zip(ends, ends[1:])]  # steps 2..N, each from the previous one's end
     later = rows[1:]
     med = lambda key: statistics.median(r[key] for r in later)  # noqa: E731
     train_s = [r["time/train_forward_s"] + r["time/backward_s"] + r["time/optimizer_s"] for r in later]
     return {"step_s": cycles, "generation_s": med("time/generate_s"), "scoring_s": med("time/score_s"),
-            "training_s": statistics.median(train_s), "workers_peak_pss_mib": workers_pss,
+            "training_s": statistics.median(train_s), "workers_hwm_mib": workers, 
             "completion_tokens": [r["response/length_mean"] * spec["group"] * spec["prompts_per_step"]
                                   for r in rows]}
 
@@ -248,13 +274,22 @@ def main() -> None:
     else:
         import trl.trainer.grpo_trainer  # noqa: F401
     load_before, rss_import = os.getloadavg(), rss_mib()
+    # Reading smaps_rollup walks a process's page tables: at 10 Hz that CPU time slowed a
+    # 2-thread training phase by 10-30% on 2 cores, so the PSS sampler runs only when asked.
+    pss = PssPeaks() if spec.get("pss") else None
     t0 = time.perf_counter()
     result = run_rlvr(spec) if spec["side"] == "rlvr" else run_trl(spec)
+    if pss is not None:
+        pss.stop()
     result.update({
         "side": spec["side"], "mode": spec["mode"], "wall_s": time.perf_counter() - t0,
         "load_before": load_before, "load_after": os.getloadavg(), "rss_after_import_mib": rss_import,
-        # With local rollout workers, their peak PSS is added: a bound from above on the tree.
-        "peak_rss_own_mib": peak_rss_mib(), "peak_rss_mib": peak_rss_mib() + result.get("workers_peak_pss_mib", 0.0),
+        # With local rollout workers: their peak PSS (sampled, --pss) or else their VmHWM is
+        # added to this process's VmHWM, a bound from above on the tree (the pages they share
+        # with it count twice, and in full without --pss).
+        "peak_rss_own_mib": peak_rss_mib(), "workers_peak_mib": workers_mib(result, pss),
+        "peak_rss_mib": peak_rss_mib() + workers_mib(result, pss),
+        "peak_tree_pss_mib": pss.tree_mib if pss is not None else None,
         "s_per_step": statistics.median(result["step_s"])})
     Path(sys.argv[2]).write_text(json.dumps(result, indent=1) + "\n")
 

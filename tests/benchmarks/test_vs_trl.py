@@ -39,7 +39,7 @@ def test_plan_alternates_and_adds_async_only_where_rollout_bound():
 
 def fake(side: str, s: float, rss: float, mode: str = "sync") -> dict:
     return {"side": side, "mode": mode, "s_per_step": s, "generation_s": s / 2, "scoring_s": 0.0,
-            "training_s": s / 2, "peak_rss_mib": rss, "rss_after_import_mib": 400.0,
+            "training_s": s / 2, "peak_rss_mib": rss, "peak_tree_pss_mib": rss / 2, "rss_after_import_mib": 400.0,
             "completion_tokens": [1024.0], "load_before": [3.0], "load_after": [4.0]}
 
 
@@ -50,6 +50,9 @@ def test_summary_pairs_each_rlvr_run_with_the_trl_run_after_it():
     assert s["s_per_step_ratio"] == [0.5, 0.75]
     assert s["async_over_sync"] == [0.5, 0.5]
     assert s["rss_ratio"] == pytest.approx(0.9)  # async runs are not rlvr's sync memory
+    assert s["pss_ratio"] == pytest.approx(0.9) and s["rlvr"]["peak_tree_pss_mib"] == 450
+    no_pss = vs_trl.summarize("t", SPEC, [{**r, "peak_tree_pss_mib": None} for r in runs])
+    assert no_pss["pss_ratio"] is None and no_pss["rlvr"]["peak_tree_pss_mib"] is None
 
 
 def test_rlvr_recipe_carries_the_spec(tmp_path):
@@ -68,8 +71,9 @@ def test_rlvr_recipe_carries_the_spec(tmp_path):
     assert (c.orchestrate.mode, c.orchestrate.max_staleness, c.eval.size) == ("async", 1, 0)
     assert c.reward.function == "vs_trl_sides:last_int" and c.train.gradient_checkpointing is False
     recipe.write_text(vs_trl_sides.rlvr_config_text({**SPEC, "model_dir": "models/tiny-arith", "prompts_path": str(rows),
-                                                     "gradient_checkpointing": True}, str(tmp_path)))
-    assert load_config(recipe).train.gradient_checkpointing is True
+                                                     "gradient_checkpointing": True, "rollout_workers": 2}, str(tmp_path)))
+    c = load_config(recipe)
+    assert c.train.gradient_checkpointing is True and c.orchestrate.rollout_workers == 2
 
 
 def test_trl_config_carries_the_spec(tmp_path):

@@ -78,6 +78,7 @@ CASES = {
     "local_workers_inflight": (["orchestrate.rollout_workers=2", "orchestrate.mode=async", "orchestrate.max_staleness=1",
                                 "orchestrate.inflight_updates=true"], "cannot take weights mid-generation"),
     "local_workers_lora": (["orchestrate.rollout_workers=2", "model.lora_rank=4"], "not built for LoRA"),
+    "local_workers_fsdp": (["orchestrate.rollout_workers=2", "train.fsdp=true"], "is not built for train.fsdp"),
     "inflight_at_unread": (["orchestrate.inflight_at=0.25", 'orchestrate.mode="async"', "orchestrate.exact=true"],
                            "orchestrate.inflight_at is only read by an exact async run with in-flight updates"),
     "inflight_in_sync": (["orchestrate.inflight_updates=true"], "orchestrate.inflight_updates needs orchestrate.mode"),

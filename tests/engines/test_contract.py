@@ -66,8 +66,9 @@ def _stop_ray():
 
 ENGINES = {
     "hf": pytest.param(lambda model, tok: HFEngine(model, tok, seed=0), id="hf"),
-    # two worker processes over shared memory, one thread each; each start is a fresh interpreter (~5 s)
-    "local-pool": pytest.param(lambda model, tok: LocalPoolEngine(model, tok, workers=2, seed=0), id="local-pool"),
+    # two worker processes over shared memory, one thread each (forked from this process)
+    "local-pool": pytest.param(lambda model, tok: LocalPoolEngine(model, tok, workers=2, seed=0, threads=1),
+                               id="local-pool"),
     "hf-cuda": pytest.param(lambda model, tok: HFEngine(model.cuda(), tok, seed=0), id="hf-cuda",
                             marks=[pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
                                                                        reason="needs a CUDA GPU")]),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -24,7 +26,7 @@ PROMPTS = ["12+34=", "7+8=", "99+99=", "5+5=", "40+2="]
 
 @pytest.fixture
 def pool(tiny_model, tokenizer):
-    engine = LocalPoolEngine(copy.deepcopy(tiny_model), tokenizer, workers=2, seed=3)
+    engine = LocalPoolEngine(copy.deepcopy(tiny_model), tokenizer, workers=2, seed=3, threads=1)
     yield engine
     engine.close()
 
@@ -60,7 +62,6 @@ def test_each_chunk_is_an_hf_engine_run_with_its_seed(pool, tokenizer):
     want = one_thread_reference(copy.deepcopy(pool.model), tokenizer, rows, state, 2, params)
     assert [r.prompt_ids for r in got] == [tuple(r) for r in rows]
     assert [(r.completion_ids, r.logprobs) for r in got] == [(r.completion_ids, r.logprobs) for r in want]
-    assert pool.threads == max(1, torch.get_num_threads() // 2)
 
 
 def test_in_place_weight_changes_reach_the_workers(pool, tokenizer):
@@ -76,6 +77,21 @@ def test_in_place_weight_changes_reach_the_workers(pool, tokenizer):
     got = pool.generate_ids(rows, params)
     assert [w.process.pid for w in pool._workers] == pids  # the same processes: no restart needed
     want = one_thread_reference(copy.deepcopy(pool.model), tokenizer, rows, state, 2, params)
+    assert [r.logprobs for r in got] == [r.logprobs for r in want]
+
+
+def test_loaded_weights_reach_the_workers(pool, tiny_model, tokenizer):
+    """An async run's engine holds a copy: the trainer's weights arrive by `load_weights`."""
+    rows, params = rows_of(tokenizer, 2), SamplingParams(max_new_tokens=8)
+    other = copy.deepcopy(tiny_model)
+    with torch.no_grad():
+        for p in other.parameters():
+            p.mul_(0.7)
+    pool.load_weights({k: v.clone() for k, v in other.state_dict().items()}, version=4)
+    state = pool.generator.get_state()
+    got = pool.generate_ids(rows, params)
+    assert {r.policy_version for r in got} == {4}
+    want = one_thread_reference(other, tokenizer, rows, state, 2, params)
     assert [r.logprobs for r in got] == [r.logprobs for r in want]
 
 
@@ -113,6 +129,51 @@ def test_a_worker_killed_mid_generation_is_replaced_and_its_chunk_redone(pool, t
     assert pool.restarts == 1 and pool.stats() == {"engine/worker_restarts": 1.0}
     pool.generator.set_state(state)
     assert [r.completion_ids for r in pool.generate_ids(rows, params)] == [r.completion_ids for r in got]
+
+
+def test_a_worker_dead_between_calls_is_replaced(pool, tokenizer):
+    rows, params = rows_of(tokenizer, 2), SamplingParams(max_new_tokens=8)
+    state = pool.generator.get_state()
+    before = pool.generate_ids(rows, params)
+    pool._workers[1].process.kill()
+    pool._workers[1].process.join()
+    pool.generator.set_state(state)
+    assert [r.completion_ids for r in pool.generate_ids(rows, params)] == [r.completion_ids for r in before]
+    assert pool.restarts == 1
+
+
+def test_workers_die_with_their_parent(tmp_path):
+    """A run killed with -9 (or the watchdog's os._exit) leaves no worker behind."""
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "from rlvr.engines.local_pool import LocalPoolEngine\n"
+        "from rlvr.models import build_char_tokenizer, tiny_qwen2\n"
+        "model = tiny_qwen2(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2, num_kv_heads=1)\n"
+        "pool = LocalPoolEngine(model, build_char_tokenizer(128), workers=2, threads=1)\n"
+        "print(*[w.process.pid for w in pool._workers], flush=True)\n"
+        "time.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(_alive(p) for p in pids)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in pids)
+    finally:
+        parent.kill()
+
+
+def _alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for its (dead) parent's reaper."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_the_callers_stage_is_beaten_while_workers_decode(pool, tokenizer, monkeypatch):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rlvr.config import load_config
@@ -20,6 +21,21 @@ def config_for(folder: Path, *overrides: str):
     return load_config(REPO / "recipes" / "demo.toml", [f"run.output_dir={folder}", *QUICK, *overrides])
 
 
+def live_children() -> set[int]:
+    """This process's children that are running (not zombies), from /proc."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == os.getpid() and fields[0] != "Z":
+                out.add(int(entry))
+    return out
+
+
 def test_the_setting_reaches_the_engine_and_the_engine_the_trainers_weights(tmp_path):
     parts = build(plan_run(config_for(tmp_path, "orchestrate.rollout_workers=3")), REPO)
     try:
@@ -35,7 +51,9 @@ def test_a_pooled_run_repeats_itself_and_differs_from_one_process(tmp_path):
         rows = train(config_for(tmp_path / name, f"orchestrate.rollout_workers={workers}")).folder.read_metrics()
         return [(r["step"], r["reward/mean"], r["loss/policy"], r["policy/entropy"], r["response/length_mean"]) for r in rows]
 
+    before = live_children()
     pooled = metrics("a", 2)
     assert len(pooled) == 3
+    assert live_children() <= before  # the run closed its engine: no worker outlives it
     assert metrics("b", 2) == pooled
     assert metrics("c", 1) != pooled  # another engine, other rollouts: the setting was not dropped

@@ -120,3 +120,30 @@ def test_ctrl_c_checkpoints_the_finished_step_and_names_the_folder(tmp_path):
         f"rlvr: interrupted after step {steps[-1]} (checkpoint written); resume with "
         f"`rlvr train --resume {run}`"]  # before: a literal RUN_DIR
     assert [p.name for p in list_checkpoints(run / "checkpoints")] == [f"step_{steps[-1]}"]
+
+
+def test_a_forked_child_does_not_keep_the_runs_lock(tmp_path):
+    """Local rollout workers are forked from the run: once the run lets its folder go, another
+    process may take it, though a child it forked still lives."""
+    import multiprocessing
+
+    folder = RunFolder(tmp_path / "run")
+    folder.acquire()
+    ctx = multiprocessing.get_context("fork")
+    started = ctx.Event()
+    child = ctx.Process(target=_set_and_sleep, args=(started,), daemon=True)
+    child.start()
+    try:
+        assert started.wait(30)  # the child runs (its at-fork hooks have run)
+        folder.release()
+        other = RunFolder(tmp_path / "run")
+        other.acquire()  # refused while the child held a copy of the lock's open file
+        other.release()
+    finally:
+        child.kill()
+        child.join()
+
+
+def _set_and_sleep(event) -> None:
+    event.set()
+    time.sleep(30)

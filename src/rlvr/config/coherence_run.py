@@ -109,8 +109,10 @@ def local_pool_incoherences(c: Config) -> Iterator[str]:
     why = "orchestrate.rollout_workers > 1 with orchestrate.backend = 'local' (local processes over shared weights)"
     if c.model.engine != "hf":
         yield f"{why} needs model.engine = 'hf'"
-    if c.model.device != "cpu":
+    if c.model.device.startswith("cuda"):
         yield f"{why} samples on the CPU: set model.device = 'cpu', or use one process on a GPU"
+    if c.train.fsdp:
+        yield f"{why} is not built for train.fsdp"
     if c.orchestrate.inflight_updates:
         yield f"{why} cannot take weights mid-generation: orchestrate.inflight_updates is not built for it"
     if c.model.lora_rank:

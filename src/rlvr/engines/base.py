@@ -101,6 +101,11 @@ class Engine(abc.ABC):
         """Engine metrics for the step's metrics line (e.g. workers replaced); none by default."""
         return {}
 
+    def close(self) -> None:
+        """Stop what the engine started (worker processes, an engine core) now rather than at
+        this process's exit; a run calls it when it ends. The engine cannot sample afterwards
+        unless it says otherwise. Nothing to stop by default."""
+
     def accept_inflight_weights(self, poll: "Callable[[], tuple[dict, int] | None]") -> None:
         """In-flight weight updates (PipelineRL): call `poll` between decode steps and load
         the (state_dict, version) it returns, if any, into the running generation. Engines

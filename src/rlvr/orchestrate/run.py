@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ from rlvr.orchestrate.loop import Loop
 from rlvr.orchestrate.plan import plan_run
 from rlvr.train.checkpoint import clean_temporaries, newest_intact
 from rlvr.train.distributed import join_process_group
+
+log = logging.getLogger(__name__)
 
 
 StepCallback = Callable[[int, dict[str, float]], None]
@@ -144,6 +147,15 @@ def start(config: Config, folder_class, resume_dir: Path | None, reward_fn: Rewa
         raise
 
 
+def close_engine(engine) -> None:
+    """`engine.close()`, whose failure (an engine core already gone) is logged, not raised over
+    the run's own result or error."""
+    try:
+        engine.close()
+    except Exception as e:  # noqa: BLE001 - the run has ended either way
+        log.warning("closing the %s at the end of the run failed: %s", type(engine).__name__, e)
+
+
 def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = False,
           reward_fn: RewardFn | None = None, on_step: StepCallback | None = None,
           accept_data_change: bool = False) -> RunResult:
@@ -160,6 +172,7 @@ def train(config: Config, *, resume_dir: Path | None = None, eval_full: bool = F
     try:
         return run_loop(config, folder, loop, notes, eval_full, fsdp=ranks is not None, on_step=on_step)
     finally:
+        close_engine(loop.parts.engine)  # its worker processes go with the run, not at this process's exit
         folder.release()
 
 

@@ -39,6 +39,24 @@ class RunInterrupted(KeyboardInterrupt):
         self.exit_status = exit_status
 
 
+# The run locks this process holds. A flock belongs to the open file, which a fork shares: a
+# forked child (a local rollout worker, rlvr.engines.local_pool) would hold the run's lock until
+# it exits, and a resume would be refused while an orphaned one lives. The child closes its copies.
+_HELD_LOCKS: set[int] = set()
+
+
+def _drop_locks_in_child() -> None:
+    for fd in _HELD_LOCKS:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _HELD_LOCKS.clear()
+
+
+os.register_at_fork(after_in_child=_drop_locks_in_child)
+
+
 class RunFolderError(RlvrError):
     """A run file could not be written (full disk); the file keeps the lines written before."""
 
@@ -82,9 +100,11 @@ class RunFolder:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
         self._lock_fd = fd
+        _HELD_LOCKS.add(fd)
 
     def release(self) -> None:
         if self._lock_fd is not None:
+            _HELD_LOCKS.discard(self._lock_fd)
             os.close(self._lock_fd)  # closing drops the flock; the file stays (unlinking it would race)
             self._lock_fd = None
 
