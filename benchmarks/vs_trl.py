@@ -141,14 +141,29 @@ def write_rows(folder: Path, rows) -> str:
     return str(path)
 
 
-def plan(spec: dict, rounds: int, with_async: bool) -> list[dict]:
-    """The runs of one workload in the order they run: rlvr, TRL(, rlvr async), per round."""
+def plan(spec: dict, rounds: int, with_async: bool, workers: tuple[int, ...] | None = None) -> list[dict]:
+    """The runs of one workload in the order they run: rlvr (once per `workers` value, the
+    spec's own by default), TRL(, rlvr async with the first value), per round."""
+    workers = workers or (spec.get("rollout_workers", 1),)
     runs = []
     for _ in range(rounds):
-        runs += [{**spec, "side": "rlvr"}, {**spec, "side": "trl"}]
+        runs += [{**spec, "side": "rlvr", "rollout_workers": w} for w in workers]
+        runs.append({**spec, "side": "trl"})
         if with_async and spec["rollout_bound"]:
-            runs.append({**spec, "side": "rlvr", "mode": "async", "max_staleness": 1})
+            runs.append({**spec, "side": "rlvr", "mode": "async", "max_staleness": 1, "rollout_workers": workers[0]})
     return runs
+
+
+def summaries_by_workers(name: str, spec: dict, results: list[dict]) -> list[dict]:
+    """One summary per rollout-workers value rlvr's sync runs used, each against the same TRL
+    runs (and the async ones); named "w1 (2 workers)" when there are several."""
+    values = sorted({r.get("rollout_workers", 1) for r in results if r["side"] == "rlvr" and r["mode"] == "sync"})
+    out = []
+    for w in values:
+        picked = [r for r in results if r["side"] == "trl" or r["mode"] == "async" or r.get("rollout_workers", 1) == w]
+        summary = summarize(name if len(values) == 1 else f"{name} ({w} workers)", spec, picked)
+        out.append({**summary, "name": name, "rollout_workers": w})
+    return out
 
 
 class RunFailed(Exception):
@@ -166,7 +181,7 @@ def run_one(spec: dict, root: Path) -> dict:
     if proc.returncode != 0:
         tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
         raise RunFailed(f"vs_trl: the {spec['side']} ({spec['mode']}) run of {spec['name']} failed:\n{tail}")
-    result = json.loads(out_path.read_text())
+    result = {**json.loads(out_path.read_text()), "rollout_workers": spec.get("rollout_workers", 1)}
     lb, la = result["load_before"], result["load_after"]
     print(f"  {spec['name']:5s} {spec['side']:4s} {spec['mode']:5s} {result['s_per_step']:7.3f} s/step  "
           f"peak RSS {result['peak_rss_mib']:6.0f} MiB  load {lb[0]:.1f} -> {la[0]:.1f}", flush=True)
@@ -210,7 +225,7 @@ def print_table(summaries: list[dict], specs_by_name: dict) -> None:
           "async / sync | load 1-min, before -> after each run |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for s in summaries:
-        sp, r, t = specs_by_name[s["workload"]], s["rlvr"], s["trl"]
+        sp, r, t = specs_by_name[s.get("name", s["workload"])], s["rlvr"], s["trl"]
         loads = ", ".join(f"{side}{'-async' if mode == 'async' else ''} {a:.1f}->{b:.1f}"
                           for side, mode, a, b in s["loads"])
         split = lambda d: f"{d['generation_s']:.2f} / {d['scoring_s']:.3f} / {d['training_s']:.2f}"  # noqa: E731
@@ -246,9 +261,10 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--pss", action="store_true",
                     help="sample each run's process-tree PSS at 10 Hz (a column of its own); the sampling costs "
                          "CPU time, so s/step from such runs is not comparable to runs without it")
-    ap.add_argument("--rollout-workers", type=int, default=1,
+    ap.add_argument("--rollout-workers", default="1",
                     help="rlvr samples in this many local processes over shared weights (orchestrate.rollout_workers, "
-                         "rlvr.engines.local_pool); their peak (VmHWM, or PSS with --pss) is added to rlvr's")
+                         "rlvr.engines.local_pool); their peak (VmHWM, or PSS with --pss) is added to rlvr's. "
+                         "A list (1,2) runs rlvr once per value in each round, beside the same TRL run")
     args = ap.parse_args()
     if args.quick:
         args.only, args.rounds, args.steps = "g1,g2", 1, 3
@@ -260,8 +276,19 @@ def parse_args() -> argparse.Namespace:
         ap.error("--steps must be at least 2 (step 1 is warm-up and left out)")
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    try:
+        args.workers = tuple(int(w) for w in args.rollout_workers.split(","))
+    except ValueError:
+        ap.error(f"--rollout-workers: {args.rollout_workers!r} is not a comma-separated list of integers")
+    if not args.workers or min(args.workers) < 1:
+        ap.error("--rollout-workers: each value must be at least 1")
     args.names = names
     return args
+
+
+def run_label(run: dict, with_workers: bool) -> str:
+    label = run["side"] + ("-async" if run["mode"] == "async" else "")
+    return label + (f" x{run['rollout_workers']}" if with_workers and run["side"] == "rlvr" else "")
 
 
 def main() -> None:
@@ -271,13 +298,13 @@ def main() -> None:
         print(f"  - {d}")
     with tempfile.TemporaryDirectory(prefix="vs_trl-") as tmp:
         root = Path(tmp)
-        all_specs = {n: specs(n, root, args.steps, args.gradient_checkpointing, args.rollout_workers, args.pss)
+        all_specs = {n: specs(n, root, args.steps, args.gradient_checkpointing, args.workers[0], args.pss)
                      for n in args.names}
         summaries, records, failed = [], [], []
         for name, spec in all_specs.items():
-            runs = plan(spec, args.rounds, not args.no_async)
+            runs = plan(spec, args.rounds, not args.no_async, args.workers)
             print(f"\n{name}: {describe(spec)}; runs in order: "
-                  + ", ".join(f"{r['side']}{'-async' if r['mode'] == 'async' else ''}" for r in runs), flush=True)
+                  + ", ".join(run_label(r, len(args.workers) > 1) for r in runs), flush=True)
             if args.dry_run:
                 continue
             try:
@@ -287,7 +314,7 @@ def main() -> None:
                 failed.append(name)
                 continue
             records += [{"workload": name, **r} for r in results]
-            summaries.append(summarize(name, spec, results))
+            summaries += summaries_by_workers(name, spec, results)
             if args.out:  # after every workload, so that a long run keeps what it measured
                 args.out.write_text(json.dumps({"summaries": summaries, "runs": records,
                                                 "differences": DIFFERENCES}, indent=1) + "\n")

@@ -37,6 +37,20 @@ def test_plan_alternates_and_adds_async_only_where_rollout_bound():
     assert [r["side"] for r in bound_off] == ["rlvr", "trl", "rlvr", "trl"]
 
 
+def test_plan_and_summaries_with_two_worker_counts():
+    order = [(r["side"], r["mode"], r.get("rollout_workers")) for r in vs_trl.plan(SPEC, 2, True, (1, 2))]
+    assert order == [("rlvr", "sync", 1), ("rlvr", "sync", 2), ("trl", "sync", None), ("rlvr", "async", 1)] * 2
+    runs = [{**fake("rlvr", 2.0, 900), "rollout_workers": 1}, {**fake("rlvr", 1.0, 1200), "rollout_workers": 2},
+            fake("trl", 4.0, 1000), {**fake("rlvr", 3.0, 900), "rollout_workers": 1},
+            {**fake("rlvr", 2.0, 1200), "rollout_workers": 2}, fake("trl", 4.0, 1000)]
+    one, two = vs_trl.summaries_by_workers("t", SPEC, runs)
+    assert (one["workload"], one["s_per_step_ratio"], one["rss_ratio"]) == ("t (1 workers)", [0.5, 0.75], 0.9)
+    assert (two["workload"], two["s_per_step_ratio"], two["rss_ratio"]) == ("t (2 workers)", [0.25, 0.5], 1.2)
+    assert one["name"] == two["name"] == "t"
+    [alone] = vs_trl.summaries_by_workers("t", SPEC, [r for r in runs if r.get("rollout_workers") != 2])
+    assert alone["workload"] == "t"
+
+
 def fake(side: str, s: float, rss: float, mode: str = "sync") -> dict:
     return {"side": side, "mode": mode, "s_per_step": s, "generation_s": s / 2, "scoring_s": 0.0,
             "training_s": s / 2, "peak_rss_mib": rss, "peak_tree_pss_mib": rss / 2, "rss_after_import_mib": 400.0,
