@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rlvr.config import load_config
 from rlvr.engines.local_pool import LocalPoolEngine
-from rlvr.orchestrate import train
+from rlvr.orchestrate import resume, train
 from rlvr.orchestrate.components import build
 from rlvr.orchestrate.plan import plan_run
 
@@ -57,3 +57,24 @@ def test_a_pooled_run_repeats_itself_and_differs_from_one_process(tmp_path):
     assert live_children() <= before  # the run closed its engine: no worker outlives it
     assert metrics("b", 2) == pooled
     assert metrics("c", 1) != pooled  # another engine, other rollouts: the setting was not dropped
+
+
+def rows(folder):
+    return [(r["step"], r["reward/mean"], r["loss/policy"], r.get("eval/accuracy")) for r in folder.read_metrics()]
+
+
+def test_an_exact_async_run_with_evaluation_repeats_itself(tmp_path):
+    """The pool in an async run (the engine's own copy of the weights, each version sent by
+    load_weights) that evaluates as it goes (evaluation reseeds the generator and puts it back)."""
+    extra = ["orchestrate.rollout_workers=2", "orchestrate.mode=async", "orchestrate.max_staleness=1",
+             "orchestrate.exact=true", "eval.size=8", "eval.every=2", "train.steps=4"]
+    first = rows(train(config_for(tmp_path / "a", *extra)).folder)
+    assert len([r for r in first if r[1] is not None]) >= 4 and any(r[3] is not None for r in first)
+    assert rows(train(config_for(tmp_path / "b", *extra)).folder) == first
+
+
+def test_a_resumed_pooled_run_continues_the_uninterrupted_one(tmp_path):
+    extra = ["orchestrate.rollout_workers=2", "eval.size=8", "eval.every=2"]
+    whole = rows(train(config_for(tmp_path / "whole", *extra, "train.steps=4")).folder)
+    first = train(config_for(tmp_path / "split", *extra, "train.steps=2")).folder
+    assert rows(resume(first.path, ["train.steps=4"]).folder) == whole
