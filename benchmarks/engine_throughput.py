@@ -20,7 +20,7 @@ they generate exactly the same number of tokens:
 
   - with `--workers N`, `LocalPoolEngine` (`orchestrate.rollout_workers = N`: N local processes
     over the same weights in shared memory, each with a share of the threads and a chunk of
-    the rows), "pool".
+    the rows), "pool"; after the calls, each worker's own pages (Private_Clean + Private_Dirty).
 
 The four (five) run interleaved, `--reps` times each after one warm-up, and the report gives ratios
 of the medians (fast / HF path, fast / `generate`, HF path / `generate`, fast / fast unshared,
@@ -88,6 +88,13 @@ def time_generate(model, tokenizer, prompts: list[str]) -> tuple[float, int]:
                              pad_token_id=tokenizer.pad_token_id)
     seconds = time.perf_counter() - t0
     return seconds, int(out.sequences[:, ids.shape[1]:].numel())
+
+
+def private_mib(pid: int) -> float:
+    """A process's pages of its own (Private_Clean + Private_Dirty of /proc/PID/smaps_rollup):
+    for a forked pool worker, what it holds beyond the pages it shares with this process."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return sum(int(line.split()[1]) for line in f if line.startswith(("Private_Clean:", "Private_Dirty:"))) / 1024
 
 
 def grid(args) -> list[dict]:
@@ -171,7 +178,9 @@ def main() -> None:
               "fast_over_generate": med["generate"] / med["fast"],
               "hf_path_over_generate": med["generate"] / med["hf_path"],
               **({"workers": args.workers, "pool_over_generate": med["generate"] / med["pool"],
-                  "pool_over_fast": med["fast"] / med["pool"]} if args.workers else {}),
+                  "pool_over_fast": med["fast"] / med["pool"],
+                  "pool_worker_private_mib": [private_mib(w.process.pid) for w in pool._workers]}
+                 if args.workers else {}),
               **shared_vs_unshared(kept["fast"], kept["fast_unshared"]),
               "load_before_after": [load_before, os.getloadavg()[0]],
               **{f"{name}_s": s for name, s in seconds.items()}}
@@ -187,7 +196,8 @@ def main() -> None:
           f"{result['load_before_after'][1]:.1f}")
     if args.workers:
         print(f"LocalPoolEngine, {args.workers} workers: {result['pool_tokens_per_s']:.0f} tok/s; pool / generate = "
-              f"{result['pool_over_generate']:.2f}x, pool / fast = {result['pool_over_fast']:.2f}x")
+              f"{result['pool_over_generate']:.2f}x, pool / fast = {result['pool_over_fast']:.2f}x; each worker's "
+              f"own pages after the calls: {', '.join(f'{m:.0f}' for m in result['pool_worker_private_mib'])} MiB")
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
 
