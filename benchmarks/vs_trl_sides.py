@@ -42,8 +42,8 @@ def last_int(response: str, gold: str) -> float:
     return float(bool(found) and int(found[-1]) == int(gold))
 
 
-def rss_mib(field: str = "VmRSS") -> float:
-    with open("/proc/self/status") as f:
+def rss_mib(field: str = "VmRSS", pid: int | str = "self") -> float:
+    with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith(field + ":")) / 1024
 
 
@@ -98,8 +98,7 @@ def children_hwm_mib(into: dict) -> None:
 
     for child in psutil.Process().children(recursive=True):
         try:
-            with open(f"/proc/{child.pid}/status") as f:
-                into[child.pid] = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+            into[child.pid] = rss_mib("VmHWM", child.pid)
         except (OSError, StopIteration):
             continue  # gone between the listing and the read
 

@@ -110,7 +110,8 @@ def test_replaced_storage_restarts_the_workers_on_it(pool, tokenizer):
 
 
 def test_a_worker_killed_mid_generation_is_replaced_and_its_chunk_redone(pool, tokenizer):
-    rows, params = rows_of(tokenizer, 4), SamplingParams(max_new_tokens=48, min_new_tokens=48)
+    # 60 rows x 48 steps: the kill, 3 steps in, lands well before the chunk's end
+    rows, params = rows_of(tokenizer, 12), SamplingParams(max_new_tokens=48, min_new_tokens=48)
     pool.generate_ids(rows[:2], SamplingParams(max_new_tokens=2))  # workers up
     victim = pool._workers[0]
 

@@ -32,6 +32,11 @@ parent-death signal, and an idle worker's check of its parent), and a forked one
 copy of the run folder's lock (rlvr.orchestrate.run_folder). A run closes the engine when it
 ends (`Engine.close`).
 
+Known, untraced: a pooled exact-async run that evaluates during training
+(`eval.every`) did not repeat itself in 3 of 14 runs of the same test (one process: 6 of 6
+repeated; pooled without evaluation: 6 of 6); tests/orchestrate/test_local_pool_run.py checks
+exact async without evaluation.
+
 Not built: in-flight weight updates (a chunk is one request), CUDA models, LoRA policies,
 FSDP (the config refuses these, config/coherence_run.py). Since a replacement worker starts
 with `spawn`, a user's script that builds this engine must keep its top-level work under
@@ -109,6 +114,10 @@ def _worker_main(model, tokenizer, engine_kw: dict, threads: int, parent: int, r
     torch.set_num_threads(threads)
     heartbeat.set_current(_Beats(beats))
     engine = HFEngine(model, tokenizer, **engine_kw)
+    # The caller writes the shared tensors in place: "loading" them as they are sets the
+    # version and drops the joined copies, whose own check (this process's version counters,
+    # which the caller's writes do not move) cannot see those writes.
+    shared = engine.model.state_dict()
     replies.put(("ready", True))
     while True:
         try:
@@ -122,11 +131,7 @@ def _worker_main(model, tokenizer, engine_kw: dict, threads: int, parent: int, r
         rows, params, seed, version = request
         try:
             engine.generator.manual_seed(seed)
-            engine._version = version
-            # The caller changed the shared weights in place: this process's tensors' version
-            # counters did not move, so the joined copies' own check cannot see it.
-            if engine._joined is not None:
-                engine._joined.invalidate()
+            engine.load_weights(shared, version)
             replies.put(("ok", engine.generate_ids(rows, params)))
         except Exception as e:  # noqa: BLE001 - sent to the caller, which raises it
             replies.put(("error", f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
@@ -174,6 +179,11 @@ class _Worker:
             if kind != expect:
                 raise RlvrError(f"rollout worker {self.index} answered {kind!r} where {expect!r} was due ({what})")
             return value
+
+
+def _await_ready(worker: _Worker) -> None:
+    if worker.wait("ready", "to start") is None:
+        raise RlvrError(f"rollout worker {worker.index} exited with code {worker.process.exitcode} while starting")
 
 
 def _stop_all(workers: list[_Worker], graceful: bool = True) -> None:
@@ -232,12 +242,13 @@ class LocalPoolEngine(HFEngine):
         self.model.share_memory()  # in place; tensors already shared stay where they are
         self._storage = tuple(t.data_ptr() for t in self._tensors())
         ctx = mp.get_context(start_method(self.threads, first))
-        self._workers.extend(self._start(ctx, i) for i in range(self.n_workers))
-        for w in self._workers:
-            if w.wait("ready", "to start") is None:
-                code = w.process.exitcode
-                self.close(graceful=False)
-                raise RlvrError(f"rollout worker {w.index} exited with code {code} while starting")
+        self._workers.extend(self._start(ctx, i) for i in range(self.n_workers))  # all start, then all are awaited
+        try:
+            for w in self._workers:
+                _await_ready(w)
+        except BaseException:
+            self.close(graceful=False)
+            raise
 
     def _start(self, ctx, index: int) -> _Worker:
         return _Worker(ctx, index, self.model, self.tokenizer, self._engine_kw, self.threads)
@@ -267,8 +278,7 @@ class LocalPoolEngine(HFEngine):
         self._workers[i].stop(graceful=False)
         self._workers[i] = self._start(mp.get_context(start_method(self.threads, first=False)), i)
         self.restarts += 1
-        if self._workers[i].wait("ready", "to start") is None:
-            raise RlvrError(f"rollout worker {i} exited with code {self._workers[i].process.exitcode} while starting")
+        _await_ready(self._workers[i])
         self._workers[i].requests.put((chunk, params, seed, self._version))
         result = self._workers[i].wait("ok", "a generation")
         if result is None:
